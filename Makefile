@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a fresh machine with Python 3.11+: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+export TRAMITA_DATABASE_URL ?= sqlite:///var/tramita.sqlite
+
+.PHONY: run test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall whenever the project's metadata changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+var:
+	mkdir -p var
+
+## make run: seed the demo cases on SQLite (once) and show them.
+run: $(STAMP) | var
+	$(BIN)/tramita seed-demo
+	$(BIN)/tramita verify
+
+## make test: every test.
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/record_acts.py
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

@@ -1,0 +1,56 @@
+"""The domain's own errors: every refusal names the article at fault (house style: `<Condition>Error`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LegalRuleError(Exception):
+    """An act refused under the law: carries the article id (`art-13`) and a plain-language message.
+
+    `figures` holds what was compared (required and found), so that an API can show them.
+    """
+
+    def __init__(self, article: str, message: str, **figures: Any) -> None:
+        super().__init__(f"{article}: {message}")
+        self.article = article
+        self.message = message
+        self.figures = figures
+
+
+class ActOutOfOrderError(LegalRuleError):
+    """The act is not allowed at this point of the case (the article names the order)."""
+
+
+class IncompetentBodyError(LegalRuleError):
+    """The actor's role is not the competent body for this act."""
+
+
+class RuleNotInForceError(LegalRuleError):
+    """No version of a statute parameter was in force on the act's date."""
+
+
+class CaseNotFoundError(Exception):
+    """No case with that number or id."""
+
+
+class MunicipalityNotFoundError(Exception):
+    """No municipality with that IBGE code in the registry."""
+
+
+class StaleVersionError(Exception):
+    """The caller expected another version of the case (optimistic concurrency)."""
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(f"expected version {expected}, the case is at version {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class InvalidActError(Exception):
+    """Input that does not describe an act at all (missing or malformed field); names the field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
