@@ -1,0 +1,113 @@
+"""`tramita`: the command line. Each command parses, calls the application, renders; nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+DEFAULT_DATABASE_URL = "sqlite:///var/tramita.sqlite"
+
+
+def system_clock() -> datetime:
+    """The wall clock, read at the edge and passed into the application."""
+    return datetime.now(timezone.utc)
+
+
+def database_url() -> str:
+    return os.environ.get("TRAMITA_DATABASE_URL", DEFAULT_DATABASE_URL)
+
+
+def build_application(url: str | None = None):  # noqa: ANN201 - imported lazily to keep `--help` fast
+    """The one place where the store, the clock and the statute are wired together."""
+    from domain.application import Tramita, persistence_env
+
+    url = url or database_url()
+    env = persistence_env(url)
+    if "SQLITE_DBNAME" in env:
+        Path(env["SQLITE_DBNAME"]).parent.mkdir(parents=True, exist_ok=True)
+    return Tramita(env, clock=system_clock)
+
+
+def cmd_seed_demo(args: argparse.Namespace) -> int:
+    from domain.demo import seed_demo
+
+    seed_demo(build_application())
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    app = build_application()
+    as_of = date.fromisoformat(args.as_of) if args.as_of else None
+    rows = app.timeline(args.case, as_of=as_of)
+    case = app.case_as_of(args.case, as_of) if as_of else app.get_case(args.case)
+    if args.json:
+        print(json.dumps({"case": args.case, "as_of": args.as_of, "stage": case.stage if case else None,
+                          "events": rows}, default=str, ensure_ascii=False, indent=2))
+        return 0
+    title = f"{case.number} ({case.kind})" if case else args.case
+    print(f"{title}: stage {case.stage if case else 'not yet opened'}"
+          + (f" as of {as_of.isoformat()}" if as_of else ""))
+    print(f"{'#':>3}  {'legal date':<10}  {'recorded at (UTC)':<19}  {'actor':<22}  {'article':<16}  act")
+    for row in rows:
+        actor = row["actor"]["role"] + (f"/{row['actor']['municipality']}" if row["actor"]["municipality"] else "")
+        print(f"{row['sequence']:>3}  {row['occurred_on']:<10}  {row['recorded_at'][:19]:<19}  {actor:<22}  "
+              f"{row['article']:<16}  {row['type'].split('.')[-1]}{_detail(row)}")
+    return 0
+
+
+def _detail(row: dict) -> str:
+    payload = row["payload"]
+    for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
+        if key in payload and payload[key]:
+            extra = f" due {payload['due_on']}" if key == "deadline" and payload.get("due_on") else ""
+            late = " (late)" if payload.get("on_time") is False else ""
+            return f" [{payload[key]}{extra}{late}]"
+    return ""
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    app = build_application()
+    reports = [app.verify(args.case)] if args.case else app.verify_all()
+    bad = [r for r in reports if not r.ok]
+    for report in reports if args.case or bad else []:
+        verdict = "ok" if report.ok else (f"ALTERED at event {report.first_bad_version} "
+                                          f"({report.first_bad_type}): {report.reason}")
+        print(f"{report.label}: {report.events} events, {verdict}")
+    print(f"verified {len(reports)} chains: {len(reports) - len(bad)} intact, {len(bad)} altered")
+    return 1 if bad else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
+                                  "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
+    commands = top.add_subparsers(dest="command", required=True)
+    commands.add_parser("seed-demo", help="seed the registry and the three demo cases").set_defaults(run=cmd_seed_demo)
+    replay = commands.add_parser("replay", help="a case's timeline, optionally as of a legal date")
+    replay.add_argument("case", help="case number (LC35-2026-0001) or id")
+    replay.add_argument("--as-of", help="legal date YYYY-MM-DD")
+    replay.add_argument("--json", action="store_true", help="print JSON")
+    replay.set_defaults(run=cmd_replay)
+    verify = commands.add_parser("verify", help="recompute hash chains; exit 1 if any was altered")
+    verify.add_argument("case", nargs="?", help="case number or id (default: every chain)")
+    verify.set_defaults(run=cmd_verify)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError
+
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (CaseNotFoundError, InvalidActError, LegalRuleError, ValueError) as error:
+        print(f"tramita: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

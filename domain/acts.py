@@ -1,0 +1,175 @@
+"""What every recorded act carries: who, under which article, on which legal date, when recorded, chained by hash.
+
+Bitemporal: `occurred_on` is the act's legal date; the library's `timestamp` is when it was recorded,
+taken from the clock the application passes in (the domain never reads the clock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from typing import Any, ClassVar, TypeVar
+
+from eventsourcing.domain import Aggregate
+from eventsourcing.utils import get_topic
+
+from domain import chain
+from domain.errors import IncompetentBodyError, InvalidActError, LegalRuleError
+from domain.parameters import Statute
+
+A = TypeVar("A", bound="ChainedAggregate")
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The principal recording an act: an id, the competent body's role and, for municipal bodies, the IBGE code."""
+
+    principal: str
+    role: str
+    municipality: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"principal": self.principal, "role": self.role, "municipality": self.municipality}
+
+
+@dataclass(frozen=True)
+class ActContext:
+    """One act's circumstances: who, the legal date, the recording time and today's date (all passed in)."""
+
+    actor: Actor
+    occurred_on: date
+    recorded_at: datetime
+    today: date
+    statute: Statute
+
+    def at(self, occurred_on: date) -> ActContext:
+        return replace(self, occurred_on=occurred_on)
+
+    def require_competent(self, act: str, article: str, municipality: str | None = None) -> None:
+        """Refuse unless the actor's role is a competent body for `act` (and acts for `municipality`)."""
+        competent = self.statute.in_force("competence.act", self.occurred_on)
+        roles = competent.value.get(act)
+        if roles is None:
+            raise KeyError(f"no competence entry for act {act!r}")
+        self.require_role(roles, article, act)
+        if municipality is not None and self.actor.municipality != municipality:
+            raise IncompetentBodyError(
+                article,
+                f"{act} is recorded by the {'/'.join(roles)} of municipality {municipality}; "
+                f"the actor acts for {self.actor.municipality or 'no municipality'}",
+                competent=roles,
+                municipality=municipality,
+            )
+
+    def require_role(self, roles: list[str], article: str, act: str) -> None:
+        if self.actor.role not in roles:
+            raise IncompetentBodyError(
+                article,
+                f"{act} must be recorded by {' or '.join(roles)}; {self.actor.role} is not the competent body",
+                competent=roles,
+                role=self.actor.role,
+            )
+
+
+class ChainedAggregate(Aggregate):
+    """An aggregate whose events all carry the act's attribution and a per-aggregate hash chain.
+
+    Its state holds `last_hash` (the chain's head) and `last_occurred_on` (the latest legal date).
+    """
+
+    class Created(Aggregate.Created):
+        occurred_on: date
+        actor: dict[str, Any]
+        article: str
+        rule_versions: dict[str, str]
+        prev_hash: str
+        hash: str
+
+        def apply(self, aggregate: Any) -> None:
+            aggregate.last_hash = self.hash
+            aggregate.last_occurred_on = self.occurred_on
+            self.assign(aggregate)
+
+        def assign(self, aggregate: Any) -> None:
+            """Assign the event's decisions to the aggregate (never re-derive them)."""
+
+    class Event(Aggregate.Event):
+        occurred_on: date
+        actor: dict[str, Any]
+        article: str
+        rule_versions: dict[str, str]
+        prev_hash: str
+        hash: str
+
+        def apply(self, aggregate: Any) -> None:
+            aggregate.last_hash = self.hash
+            aggregate.last_occurred_on = max(aggregate.last_occurred_on or self.occurred_on, self.occurred_on)
+            self.assign(aggregate)
+
+        def assign(self, aggregate: Any) -> None:
+            """Assign the event's decisions to the aggregate (never re-derive them)."""
+
+    #: act name (kebab-case) of each event class, for timelines and the API.
+    ACT_NAMES: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def _start(
+        cls: type[A], event_class: type[Any], ctx: ActContext, *, id: Any, article: str,
+        rule_versions: dict[str, str] | None = None, **fields: Any,
+    ) -> A:
+        """Create the aggregate with its first, chained event."""
+        draft = event_class(
+            originator_topic=get_topic(cls),
+            originator_id=id,
+            originator_version=cls.INITIAL_VERSION,
+            timestamp=ctx.recorded_at,
+            occurred_on=ctx.occurred_on,
+            actor=ctx.actor.as_dict(),
+            article=article,
+            rule_versions=dict(rule_versions or {}),
+            prev_hash=chain.GENESIS,
+            hash="",
+            **fields,
+        )
+        event = replace(draft, hash=chain.hash_of(draft))
+        aggregate = event.mutate(None)
+        aggregate.pending_events.append(event)
+        return aggregate
+
+    def _record(
+        self, event_class: type[Any], ctx: ActContext, *, article: str,
+        rule_versions: dict[str, str] | None = None, **fields: Any,
+    ) -> None:
+        """Append one chained event: attribution, legal date, recording time, rule versions, hashes."""
+        draft = event_class(
+            originator_id=self.id,
+            originator_version=self.version + 1,
+            timestamp=ctx.recorded_at,
+            occurred_on=ctx.occurred_on,
+            actor=ctx.actor.as_dict(),
+            article=article,
+            rule_versions=dict(rule_versions or {}),
+            prev_hash=self.last_hash,
+            hash="",
+            **fields,
+        )
+        event = replace(draft, hash=chain.hash_of(draft))
+        event.mutate(self)
+        self.pending_events.append(event)
+
+
+def require_legal_date(ctx: ActContext, not_before: date | None, what: str = "the case's previous act") -> None:
+    """An act's legal date is not in the future and not before the previous act it follows."""
+    if ctx.occurred_on > ctx.today:
+        raise InvalidActError(
+            "occurred_on", f"{ctx.occurred_on.isoformat()} is in the future (today is {ctx.today.isoformat()})"
+        )
+    if not_before is not None and ctx.occurred_on < not_before:
+        raise InvalidActError(
+            "occurred_on", f"{ctx.occurred_on.isoformat()} is before {what} ({not_before.isoformat()})"
+        )
+
+
+def refuse(article: str, message: str, **figures: Any) -> LegalRuleError:
+    """Build the refusal to raise: `raise refuse("art-13", "...")`."""
+    return LegalRuleError(article, message, **figures)

@@ -1,0 +1,208 @@
+"""The demo: the registry and three cases that show what the statute does (`tramita seed-demo`).
+
+1. A 1991-1993 creation in the spirit of Acre's Lei 1.036/1992 ("Município de Extrema", from Plácido de
+   Castro and Senador Guiomard): it passes every gate of its time, is refused the name "Extrema" (Art. 17:
+   Extrema, MG exists), is created as "Vila Extrema", installed, and closes its Art. 22-26 obligations, one
+   of them late.
+2. A 2026 creation from Feijó, opened by voters, stopped at its law by the federal gate (CF art. 18 §4).
+3. A 2026 district creation in Feijó, refused by Art. 38 while case 2 freezes the territory.
+
+Figures the registry seed does not have (1991 figures, Feijó's revenue and buildings) are recorded here as
+acts whose source says plainly that they are illustrative demo figures, not verified data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from domain.acts import Actor
+from domain.application import Tramita
+from domain.errors import LegalRuleError
+from domain.voter_title import make_voter_title
+
+PLACIDO, GUIOMARD, FEIJO = "1200385", "1200450", "1200302"
+ILLUSTRATIVE = "demo: illustrative figure, not verified data"
+
+GOVERNOR = Actor("governor-demo", "governor")
+MESA = Actor("mesa-demo", "assembly-mesa")
+PRESIDENT = Actor("president-demo", "assembly-president")
+CCJ, TRE, IBGE = Actor("ccj-demo", "ccj"), Actor("tre-demo", "tre"), Actor("ibge-demo", "ibge")
+SEFAZ, SETOP = Actor("sefaz-demo", "sefaz"), Actor("setop-demo", "setop")
+PGE, SECTMA = Actor("pge-demo", "pge"), Actor("sectma-demo", "sectma")
+
+
+def municipal(role: str, code: str) -> Actor:
+    return Actor(f"{role}-{code}-demo", role, code)
+
+
+def seed_demo(app: Tramita, say: Callable[[str], None] = print) -> bool:
+    """Seed the registry and the three demo cases; False (and nothing done) when already seeded."""
+    seeded = app.seed_registry(IBGE, app.context(IBGE, date(1991, 12, 18)).today)
+    say(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded")
+    try:
+        app.get_case("LC35-1991-0001")
+        say("demo cases: already seeded")
+        return False
+    except Exception:  # noqa: BLE001 - absent case: seed it
+        pass
+    extrema = creation_1992(app, say)
+    feijo = creation_2026(app, say)
+    district_2026(app, say, blocking=feijo)
+    say(f"demo cases: {extrema}, {feijo} and a district case refused by art-38")
+    return True
+
+
+def _refused(say: Callable[[str], None], action: Callable[[], Any]) -> None:
+    try:
+        action()
+    except LegalRuleError as refusal:
+        say(f"  refused as expected: {refusal}")
+    else:
+        raise AssertionError("the demo expected a refusal")
+
+
+def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
+    """Case 1: a creation under LC 35/1991 before the federal gate, from petition to conclusion."""
+    for code, figures in ((PLACIDO, {"population": 14000, "voters": 6000, "revenue": "400000.00",
+                                     "buildings": 900, "area_km2": "2000"}),
+                          (GUIOMARD, {"population": 16000, "voters": 7000, "revenue": "450000.00",
+                                      "buildings": 1100, "area_km2": "2300"})):
+        for figure, value in figures.items():
+            actor = {"voters": TRE, "revenue": SEFAZ}.get(figure, IBGE)
+            app.record_figure(code, actor, date(1991, 12, 19), figure=figure, value=value,
+                              as_of=date(1991, 12, 1), source=ILLUSTRATIVE)
+    documents = {item: f"Ofício GG {n}/1991" for n, item in enumerate(
+        ("art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI"), start=1)}
+    opened = app.open_case(GOVERNOR, date(1991, 12, 19), kind="creation", municipalities=[PLACIDO, GUIOMARD],
+                           areas=[{"municipality": PLACIDO, "area_km2": "420.5", "description": "Vila Extrema"},
+                                  {"municipality": GUIOMARD, "area_km2": "180", "description": "Nova Califórnia"}],
+                           proposed_name="Extrema", documents=documents)
+    case = opened.number
+    say(f"{case}: creation petition filed by the Governor (Art. 8, 9); Plácido de Castro and Senador Guiomard frozen")
+    findings = (
+        (IBGE, "art-4-I", 2400, {PLACIDO: 1600, GUIOMARD: 800}, None),
+        (TRE, "art-4-II", 900, {PLACIDO: 600, GUIOMARD: 300}, None),
+        (SEFAZ, "art-4-III", "95000.00", {PLACIDO: "60000.00", GUIOMARD: "35000.00"}, "30000000.00"),
+        (IBGE, "art-4-IV", 80, {PLACIDO: 50, GUIOMARD: 30}, None),
+        (SETOP, "art-4-V", True, None, None),
+        (PGE, "art-4-VI", True, None, None),
+        (SECTMA, "art-4-VI", True, None, None),
+    )
+    for actor, item, value, by_origin, tax in findings:
+        app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
+                           state_tax_revenue=tax, document=f"Laudo {item} 1991")
+    app.verify_requirements(case, MESA, date(1991, 12, 26))
+    app.decree_plebiscite(case, PRESIDENT, date(1991, 12, 27), decree="Decreto Legislativo 12/1991")
+    app.schedule_plebiscite(case, TRE, date(1991, 12, 30), resolution="Resolução TRE-AC 40/1991",
+                            plebiscite_date=date(1992, 1, 5))
+    app.homologate_result(case, TRE, date(1992, 1, 7), voted_on=date(1992, 1, 5), populations={
+        "area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12, "void": 8}})
+    app.communicate_result(case, TRE, date(1992, 1, 8))
+    app.register_in_plenary(case, PRESIDENT, date(1992, 1, 9))
+    app.draft_bill(case, CCJ, date(1992, 1, 10), bill="Projeto de Lei 3/1992")
+    law = dict(law="Lei 1.036/1992", seat_origin=PLACIDO, limits="descritos no anexo I",
+               comarca="Plácido de Castro", districts=["Vila Extrema (sede)", "Nova Califórnia"],
+               living_person_declaration=True)
+    _refused(say, lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Extrema", **law))
+    app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema", **law)
+    say(f"{case}: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation")
+    new = app.get_case(case).new_municipality
+    _communicate(app, case, "creation", date(1992, 1, 25))
+    app.send_administrator_list(case, GOVERNOR, date(1992, 2, 3), names=["Ana Souza", "Bento Lima", "Carla Reis"])
+    app.appoint_administrator(case, PRESIDENT, date(1992, 2, 10), administrator="Bento Lima")
+    for code, day in ((PLACIDO, date(1992, 12, 15)), (GUIOMARD, date(1992, 12, 20))):
+        app.send_personnel_documents(case, municipal("municipality", code), day, origin=code,
+                                     document=f"Ofício {code} pessoal")
+    app.install_municipality(case, PRESIDENT, date(1993, 1, 1), mayor="Prefeito Eleito", vice_mayor="Vice Eleita",
+                             councillors=[f"Vereador {n}" for n in range(1, 10)])
+    say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
+    app.fix_remuneration(case, municipal("council", new), date(1993, 1, 5), act="Resolução 1/1993")
+    _communicate(app, case, "installation", date(1993, 1, 10))
+    obligations: list[tuple[date, Callable[[date], Any]]] = [
+        (date(1993, 2, 20), lambda day: app.transfer_ledger(case, municipal("municipality", PLACIDO), day,
+                                                            origin=PLACIDO, document="Termo de entrega 1/1993")),
+        (date(1993, 3, 20), lambda day: app.transfer_ledger(case, municipal("municipality", GUIOMARD), day,
+                                                            origin=GUIOMARD, document="Termo de entrega 2/1993")),
+        (date(1993, 6, 15), lambda day: app.promulgate_organic_law(case, municipal("council", new), day,
+                                                                   organic_law="Lei Orgânica 1993")),
+    ]
+    for item, day in (("art-23-I", date(1993, 1, 28)), ("art-23-II", date(1993, 2, 26)),
+                      ("art-23-III", date(1993, 3, 30)), ("art-23-IV", date(1993, 4, 28))):
+        obligations.append((day, lambda d, item=item: app.submit_prefect_bill(
+            case, municipal("mayor", new), d, item=item, bill=f"Projeto {item}")))
+    for day, record in sorted(obligations, key=lambda pair: pair[0]):
+        record(day)
+    say(f"{case}: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is "
+        f"{app.get_case(case).stage}")
+    return case
+
+
+def _communicate(app: Tramita, case: str, subject: str, day: date) -> None:
+    """Art. 40: the Assembly sends the law to every recipient due."""
+    current = app.get_case(case)
+    for item in current.communications_due(app.context(PRESIDENT, day)):
+        if item.startswith(f"{subject}:") and item not in current.communications:
+            recipient = item.split(":", 1)[1]
+            app.send_communication(case, PRESIDENT, day, subject=subject, recipient=recipient,
+                                   document=f"Ofício {subject} {recipient}")
+
+
+def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
+    """Case 2: a voters' creation petition from Feijó in 2026, stopped at its law by the federal gate."""
+    app.record_figure(FEIJO, SEFAZ, date(2026, 3, 2), figure="revenue", value="9000000.00",
+                      as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
+    app.record_figure(FEIJO, IBGE, date(2026, 3, 2), figure="buildings", value=4200,
+                      as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
+    signatures = [{"title": make_voter_title(f"{10000000 + n:08d}", "24"), "zone": "5", "section": str(n % 7 + 1),
+                   "area": FEIJO} for n in range(32)]
+    opened = app.open_case(MESA, date(2026, 3, 2), kind="creation", municipalities=[FEIJO],
+                           areas=[{"municipality": FEIJO, "area_km2": "1900", "description": "Vila Tarumã"}],
+                           proposed_name="Vila Tarumã", signatures=signatures)
+    case = opened.number
+    say(f"{case}: voters' representation (32 signatures, Art. 8) opened; Feijó frozen (Art. 38); "
+        f"impediment: cf-art-18-par-4")
+    answers = {"ibge": date(2026, 3, 20), "tre": date(2026, 3, 23), "sefaz": date(2026, 3, 25),
+               "setop": date(2026, 4, 20), "pge": date(2026, 4, 1), "sectma": date(2026, 4, 2)}
+    requisitions = [app.issue_requisition(case, MESA, date(2026, 3, 5), body=body, items=["art-4"]).result
+                    for body in answers]
+    for requisition in requisitions:
+        app.receive_requisition(case, MESA, date(2026, 3, 9), requisition=requisition)
+    bodies = {"ibge": IBGE, "tre": TRE, "sefaz": SEFAZ, "setop": SETOP, "pge": PGE, "sectma": SECTMA}
+    findings = (("ibge", "art-4-I", 3100, None), ("ibge", "art-4-IV", 140, None), ("tre", "art-4-II", 1800, None),
+                ("sefaz", "art-4-III", "600000.00", "210000000.00"), ("pge", "art-4-VI", True, None),
+                ("sectma", "art-4-VI", True, None), ("setop", "art-4-V", True, None))
+    for body, item, value, tax in sorted(findings, key=lambda f: answers[f[0]]):
+        app.record_finding(case, bodies[body], answers[body], item=item, value=value, state_tax_revenue=tax,
+                           document=f"Ofício {body.upper()} {item}")
+    say(f"{case}: SETOP answered its requisition late (Art. 10: 30 days from receipt)")
+    app.verify_requirements(case, MESA, date(2026, 4, 22))
+    app.decree_plebiscite(case, PRESIDENT, date(2026, 5, 5), decree="Decreto Legislativo 7/2026")
+    app.schedule_plebiscite(case, TRE, date(2026, 5, 12), resolution="Resolução TRE-AC 1.900/2026",
+                            plebiscite_date=date(2026, 8, 16))
+    app.homologate_result(case, TRE, date(2026, 8, 20), voted_on=date(2026, 8, 16), populations={
+        "area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250, "blank": 30, "void": 20}})
+    app.communicate_result(case, TRE, date(2026, 8, 27))
+    app.register_in_plenary(case, PRESIDENT, date(2026, 8, 31))
+    app.draft_bill(case, CCJ, date(2026, 9, 15), bill="Projeto de Lei Complementar 22/2026")
+    _refused(say, lambda: app.enact_law(case, GOVERNOR, date(2026, 10, 1), law="Lei Complementar 400/2026",
+                                        name="Vila Tarumã", seat_origin=FEIJO,
+                                        limits="anexo I", comarca="Feijó", districts=["Vila Tarumã (sede)"],
+                                        living_person_declaration=True))
+    return case
+
+
+def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> str:
+    """Case 3: Feijó creates a district while case 2 freezes it: the municipal law is refused (Art. 38)."""
+    mayor = municipal("mayor", FEIJO)
+    opened = app.open_case(mayor, date(2026, 10, 5), kind="district_creation", municipalities=[FEIJO],
+                           district="Vila Jurupari")
+    case = opened.number
+    for actor, item, value in ((IBGE, "art-31-I", 45), (IBGE, "art-31-II", 620), (PGE, "art-31-III", True),
+                               (SECTMA, "art-31-III", True)):
+        app.record_finding(case, actor, date(2026, 10, 20), item=item, value=value, document=f"Laudo {item}")
+    _refused(say, lambda: app.enact_law(case, municipal("council", FEIJO), date(2026, 11, 10),
+                                        law="Lei Municipal 300/2026", living_person_declaration=True))
+    say(f"{case}: district law refused while {blocking} freezes Feijó (Art. 38)")
+    return case

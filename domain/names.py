@@ -1,0 +1,133 @@
+"""Art. 17 par. ún. / Art. 32 par. ún.: a new municipality's or district's name must not repeat an existing one, nor designate a date.
+
+The existing names are the shipped IBGE list (`statute/br-municipalities.csv`, described by
+`statute/br-municipalities.toml`) plus the names recorded later by acts (`ToponymList.with_names`).
+The third rule (no living person's name) is a signed declaration, not checked here.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+
+_STATUTE_PACKAGE = "domain.statute"
+_METADATA_FILE = "br-municipalities.toml"
+
+# Hyphens and apostrophes separate words like spaces do ("Olhos-d'Água" ~ "Olhos d Agua").
+_WORD_SEPARATORS = re.compile(r"[\s\-\u2010\u2011\u2012\u2013\u2014'\u2018\u2019\u02bc`\u00b4]+")
+_WORD = re.compile(r"[^\s\-\u2010\u2011\u2012\u2013\u2014'\u2018\u2019\u02bc`\u00b4]+")
+
+
+def normalise_name(name: str) -> str:
+    """Art. 17 par. ún.: the comparison key of a name, ignoring accents, case, hyphens and apostrophes."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _WORD_SEPARATORS.sub(" ", bare.casefold()).strip()
+
+
+@dataclass(frozen=True)
+class Toponym:
+    """Art. 17 par. ún.: an existing municipality's name, its state and where the name comes from."""
+
+    name: str
+    uf: str
+    ibge_code: str | None
+    source: str
+
+
+class ToponymList:
+    """Art. 17 par. ún.: the existing names a new name must not repeat (IBGE list plus recorded acts)."""
+
+    def __init__(self, toponyms: Iterable[Toponym], *, base_version: str, extra: int = 0) -> None:
+        self._toponyms = tuple(toponyms)
+        self._base_version = base_version
+        self._extra = extra
+        index: dict[str, list[Toponym]] = {}
+        for toponym in self._toponyms:
+            index.setdefault(normalise_name(toponym.name), []).append(toponym)
+        self._index = index
+
+    @classmethod
+    def shipped(cls) -> ToponymList:
+        """Art. 17 par. ún.: the shipped IBGE list of municipalities (loaded once)."""
+        return _load_shipped(cls)
+
+    def with_names(self, extra: Iterable[Toponym]) -> ToponymList:
+        """Art. 17 par. ún.: a new list that also holds the names recorded by acts (exact repeats skipped)."""
+        present = set(self._toponyms)
+        added: list[Toponym] = []
+        for toponym in extra:
+            if toponym not in present:
+                present.add(toponym)
+                added.append(toponym)
+        return type(self)(
+            (*self._toponyms, *added),
+            base_version=self._base_version,
+            extra=self._extra + len(added),
+        )
+
+    def same_name(self, name: str) -> list[Toponym]:
+        """Art. 17 par. ún.: the existing toponyms whose name equals the candidate's, ignoring accents and case."""
+        return list(self._index.get(normalise_name(name), ()))
+
+    @property
+    def version(self) -> str:
+        """Art. 17 par. ún.: which list answered: the IBGE snapshot, plus the count of names added by acts."""
+        return f"{self._base_version}+{self._extra}" if self._extra else self._base_version
+
+    def __len__(self) -> int:
+        return len(self._toponyms)
+
+    def __iter__(self) -> Iterator[Toponym]:
+        return iter(self._toponyms)
+
+
+@functools.cache
+def _load_shipped(cls: type[ToponymList]) -> ToponymList:
+    folder = resources.files(_STATUTE_PACKAGE)
+    metadata = tomllib.loads(folder.joinpath(_METADATA_FILE).read_text(encoding="utf-8"))
+    source = str(metadata["source"])
+    rows = csv.DictReader(io.StringIO(folder.joinpath(metadata["file"]).read_text(encoding="utf-8")))
+    toponyms = [Toponym(row["name"], row["uf"], row["ibge_code"], source) for row in rows]
+    if len(toponyms) != metadata["count"]:
+        raise ValueError(
+            f"{metadata['file']} holds {len(toponyms)} municipalities, its metadata says {metadata['count']}"
+        )
+    base_version = str(metadata.get("version") or f"ibge-{metadata['as_of']:%Y-%m}")
+    return cls(toponyms, base_version=base_version)
+
+
+# Portuguese day numbers (1..31) and month names, as words of the language, already normalised.
+_UNITS = "um|dois|tres|quatro|cinco|seis|sete|oito|nove"
+_DAY_WORDS = (
+    "primeiro|um|dois|tres|quatro|cinco|seis|sete|oito|nove|dez|onze|doze|treze|catorze|quatorze"
+    "|quinze|dezesseis|dezasseis|dezessete|dezassete|dezoito|dezenove|dezanove"
+    f"|vinte(?: e (?:{_UNITS}))?|trinta(?: e um)?"
+)
+_DAY_DIGITS = r"(?:0?[1-9]|[12][0-9]|3[01])(?:\.?o)?"  # "1", "13", "1º" (NFKD: "1o"), "1.º"
+_MONTHS = "janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro"
+_DATE = re.compile(rf"(?<!\S)(?:{_DAY_DIGITS}|{_DAY_WORDS}) de (?:{_MONTHS})(?!\S)")
+
+
+def date_in_name(name: str) -> str | None:
+    """Art. 17 par. ún. / Art. 32 par. ún.: the part of a name that designates a date ("Sete de Setembro"), or None."""
+    words = list(_WORD.finditer(name))
+    keys = [normalise_name(word.group()) for word in words]
+    starts: list[int] = []
+    position = 0
+    for key in keys:
+        starts.append(position)
+        position += len(key) + 1
+    match = _DATE.search(" ".join(keys))
+    if match is None:
+        return None
+    first = max(i for i, start in enumerate(starts) if start <= match.start())
+    last = max(i for i, start in enumerate(starts) if start < match.end())
+    return name[words[first].start() : words[last].end()]

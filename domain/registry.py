@@ -1,0 +1,270 @@
+"""The registry of municipalities (Art. 5, Art. 1-I, Art. 37) and the Art. 38 freeze, event-sourced.
+
+A figure changes only by a recorded act with its source and date, so a rule is judged on the figures in
+force on its act's date. The freeze is held here, on the municipality, so that opening a case and a
+district act on the same territory conflict in the store and never both succeed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from domain.acts import ActContext, ChainedAggregate, refuse
+from domain.errors import InvalidActError
+from domain.names import Toponym, normalise_name
+
+FIGURES = ("area_km2", "population", "voters", "revenue", "buildings")
+REGISTRY_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:registry")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A registry figure in force: its value, the date it refers to and its source."""
+
+    value: int | Decimal
+    as_of: date
+    source: str
+
+
+def figure_value(figure: str, raw: Any) -> int | Decimal:
+    """Area and revenue are decimals; population, voters and buildings are whole numbers."""
+    try:
+        value = Decimal(str(raw)) if figure in ("area_km2", "revenue") else int(str(raw))
+    except (ArithmeticError, ValueError):
+        raise InvalidActError(figure, f"{raw!r} is not a number") from None
+    if value < 0:
+        raise InvalidActError(figure, f"{raw!r} is negative")
+    return value
+
+
+class Municipality(ChainedAggregate):
+    """One municipality of Acre: registry figures with their history, districts, Art. 38 freezes."""
+
+    @staticmethod
+    def id_for(key: str) -> UUID:
+        return uuid5(REGISTRY_NAMESPACE, f"municipality:{key}")
+
+    class Registered(ChainedAggregate.Created):
+        key: str
+        name: str
+        uf: str
+        figures: dict[str, list[dict[str, Any]]]
+        districts: list[str]
+        created_by_case: str | None
+
+        def assign(self, m: Municipality) -> None:
+            m.key, m.name, m.uf = self.key, self.name, self.uf
+            m.figures = {name: list(history) for name, history in self.figures.items()}
+            m.districts = list(self.districts)
+            m.freezes = []
+            m.ceased = None
+            m.created_by_case = self.created_by_case
+
+    class FigureRecorded(ChainedAggregate.Event):
+        figure: str
+        value: Any
+        as_of: date
+        source: str
+
+        def assign(self, m: Municipality) -> None:
+            m.figures.setdefault(self.figure, []).append(
+                {"value": self.value, "as_of": self.as_of, "source": self.source}
+            )
+
+    class Frozen(ChainedAggregate.Event):
+        case_id: str
+        case_number: str
+        since: date
+
+        def assign(self, m: Municipality) -> None:
+            m.freezes.append({"case_id": self.case_id, "case_number": self.case_number,
+                              "since": self.since, "lifted_on": None})
+
+    class Unfrozen(ChainedAggregate.Event):
+        case_id: str
+        case_number: str
+        lifted_on: date
+
+        def assign(self, m: Municipality) -> None:
+            for freeze in m.freezes:
+                if freeze["case_id"] == self.case_id and freeze["lifted_on"] is None:
+                    freeze["lifted_on"] = self.lifted_on
+
+    class DistrictCreated(ChainedAggregate.Event):
+        district: str
+        case_id: str
+        law: str
+
+        def assign(self, m: Municipality) -> None:
+            m.districts.append(self.district)
+
+    class DistrictSuppressed(ChainedAggregate.Event):
+        district: str
+        case_id: str
+        law: str
+
+        def assign(self, m: Municipality) -> None:
+            m.districts.remove(self.district)
+
+    class TerritoryChanged(ChainedAggregate.Event):
+        case_id: str
+        law: str
+        figures: dict[str, Any]
+        districts: list[str]
+
+        def assign(self, m: Municipality) -> None:
+            for name, value in self.figures.items():
+                m.figures.setdefault(name, []).append(
+                    {"value": value, "as_of": self.occurred_on, "source": self.law}
+                )
+            m.districts = list(self.districts)
+
+    class Ceased(ChainedAggregate.Event):
+        case_id: str
+        law: str
+        into: list[str]
+
+        def assign(self, m: Municipality) -> None:
+            m.ceased = {"on": self.occurred_on, "law": self.law, "into": list(self.into)}
+
+    # ------------------------------------------------------------------ commands
+
+    @classmethod
+    def register(
+        cls, ctx: ActContext, *, key: str, name: str, uf: str = "AC",
+        figures: dict[str, Figure] | None = None, districts: list[str] | None = None,
+        created_by_case: str | None = None, article: str = "registry-seed",
+    ) -> Municipality:
+        """Registry seed or a new municipality created by law: its figures with date and source."""
+        history = {
+            figure: [{"value": entry.value, "as_of": entry.as_of, "source": entry.source}]
+            for figure, entry in (figures or {}).items()
+        }
+        return cls._start(
+            cls.Registered, ctx, id=cls.id_for(key), article=article, key=key, name=name, uf=uf,
+            figures=history, districts=list(districts or []), created_by_case=created_by_case,
+        )
+
+    def record_figure(self, ctx: ActContext, figure: str, raw: Any, as_of: date, source: str) -> None:
+        """Art. 4 par. ún.: the competent body records a registry figure, with its date and source."""
+        if figure not in FIGURES:
+            raise InvalidActError("figure", f"{figure!r} is not one of {', '.join(FIGURES)}")
+        competence = ctx.statute.in_force("competence.registry-figure", ctx.occurred_on)
+        ctx.require_role(competence.value[figure], competence.article, f"the {figure} figure")
+        if not source.strip():
+            raise InvalidActError("source", "a registry figure needs its source")
+        if as_of > ctx.occurred_on:
+            raise InvalidActError("as_of", "a figure cannot refer to a date after the act recording it")
+        self._record(
+            self.FigureRecorded, ctx, article=competence.article,
+            rule_versions={competence.id: competence.version},
+            figure=figure, value=figure_value(figure, raw), as_of=as_of, source=source,
+        )
+
+    def figure_on(self, figure: str, day: date) -> Figure | None:
+        """The figure in force on `day`: the latest entry dated on or before it (None: unknown)."""
+        current = None
+        for entry in self.figures.get(figure, []):
+            if entry["as_of"] <= day and (current is None or entry["as_of"] >= current["as_of"]):
+                current = entry
+        if current is None:
+            return None
+        return Figure(figure_value(figure, current["value"]), current["as_of"], current["source"])
+
+    def freezes_on(self, day: date) -> list[dict[str, Any]]:
+        """Art. 38: the freezes in force on `day` (from the case's opening until the day it is lifted)."""
+        return [
+            f for f in self.freezes
+            if f["since"] <= day and (f["lifted_on"] is None or day < f["lifted_on"])
+        ]
+
+    def freeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
+        """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory."""
+        self.require_existing(ctx, "art-38")
+        self._record(self.Frozen, ctx, article="art-38", case_id=case_id, case_number=case_number,
+                     since=ctx.occurred_on)
+
+    def unfreeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
+        """Art. 38: archiving the case or enacting its law lifts its freeze."""
+        if any(f["case_id"] == case_id and f["lifted_on"] is None for f in self.freezes):
+            self._record(self.Unfrozen, ctx, article="art-38", case_id=case_id, case_number=case_number,
+                         lifted_on=ctx.occurred_on)
+
+    def change_district(self, ctx: ActContext, *, create: bool, district: str, case_id: str, law: str) -> None:
+        """Art. 31 and Art. 38: a municipal law creates or suppresses a district, unless a freeze covers it."""
+        article = "art-31"
+        self.require_existing(ctx, article)
+        blocking = self.freezes_on(ctx.occurred_on)
+        if blocking:
+            numbers = ", ".join(f["case_number"] for f in blocking)
+            raise refuse(
+                "art-38",
+                f"{self.name} is frozen on {ctx.occurred_on.isoformat()} by case {numbers} (opened "
+                f"{blocking[0]['since'].isoformat()}): no district may be created, dismembered, merged "
+                f"or extinguished there",
+                blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
+            )
+        existing = {normalise_name(d): d for d in self.districts}
+        if create and normalise_name(district) in existing:
+            raise refuse("art-32-par-unico", f"{self.name} already has a district named {existing[normalise_name(district)]}")
+        if not create and normalise_name(district) not in existing:
+            raise refuse(article, f"{self.name} has no district named {district}")
+        if create:
+            self._record(self.DistrictCreated, ctx, article=article, district=district, case_id=case_id, law=law)
+        else:
+            self._record(self.DistrictSuppressed, ctx, article=article,
+                         district=existing[normalise_name(district)], case_id=case_id, law=law)
+
+    def change_territory(self, ctx: ActContext, *, article: str, case_id: str, law: str,
+                         figures: dict[str, Any], districts: list[str]) -> None:
+        """A law moves territory: the new figures in force from the law's date (unknown stay unknown)."""
+        self.require_existing(ctx, article)
+        self._record(self.TerritoryChanged, ctx, article=article, case_id=case_id, law=law,
+                     figures=figures, districts=list(districts))
+
+    def cease(self, ctx: ActContext, *, article: str, case_id: str, law: str, into: list[str]) -> None:
+        """Incorporation, fusion or extinction: the municipality loses its personality by law."""
+        self.require_existing(ctx, article)
+        self._record(self.Ceased, ctx, article=article, case_id=case_id, law=law, into=list(into))
+
+    def require_existing(self, ctx: ActContext, article: str) -> None:
+        if self.ceased is not None and self.ceased["on"] <= ctx.occurred_on:
+            raise refuse(article, f"{self.name} ceased to exist on {self.ceased['on'].isoformat()} ({self.ceased['law']})")
+
+
+class ToponymRegister(ChainedAggregate):
+    """Art. 17 par. ún.: names of municipalities created after the shipped IBGE list, added by recorded acts."""
+
+    ID = uuid5(REGISTRY_NAMESPACE, "toponyms")
+
+    class Opened(ChainedAggregate.Created):
+        def assign(self, register: ToponymRegister) -> None:
+            register.added = []
+
+    class NameAdded(ChainedAggregate.Event):
+        name: str
+        uf: str
+        ibge_code: str | None
+        source: str
+
+        def assign(self, register: ToponymRegister) -> None:
+            register.added.append({"name": self.name, "uf": self.uf, "ibge_code": self.ibge_code,
+                                   "source": self.source})
+
+    @classmethod
+    def open(cls, ctx: ActContext) -> ToponymRegister:
+        return cls._start(cls.Opened, ctx, id=cls.ID, article="art-17-par-unico")
+
+    def add(self, ctx: ActContext, *, name: str, uf: str, ibge_code: str | None, source: str) -> None:
+        """Art. 17 par. ún.: a municipality created after the shipped list joins it (IBGE, or the creation law)."""
+        if not name.strip() or not source.strip():
+            raise InvalidActError("name" if not name.strip() else "source", "is required")
+        self._record(self.NameAdded, ctx, article="art-17-par-unico", name=name.strip(), uf=uf,
+                     ibge_code=ibge_code, source=source)
+
+    def toponyms(self) -> list[Toponym]:
+        return [Toponym(name=a["name"], uf=a["uf"], ibge_code=a["ibge_code"], source=a["source"]) for a in self.added]
