@@ -61,6 +61,7 @@ class Municipality(ChainedAggregate):
             m.figures = {name: list(history) for name, history in self.figures.items()}
             m.districts = list(self.districts)
             m.freezes = []
+            m.district_acts = []
             m.ceased = None
             m.created_by_case = self.created_by_case
 
@@ -101,6 +102,8 @@ class Municipality(ChainedAggregate):
 
         def assign(self, m: Municipality) -> None:
             m.districts.append(self.district)
+            m.district_acts.append({"district": self.district, "on": self.occurred_on, "law": self.law,
+                                    "case_id": self.case_id})
 
     class DistrictSuppressed(ChainedAggregate.Event):
         district: str
@@ -109,6 +112,8 @@ class Municipality(ChainedAggregate):
 
         def assign(self, m: Municipality) -> None:
             m.districts.remove(self.district)
+            m.district_acts.append({"district": self.district, "on": self.occurred_on, "law": self.law,
+                                    "case_id": self.case_id})
 
     class TerritoryChanged(ChainedAggregate.Event):
         case_id: str
@@ -183,8 +188,18 @@ class Municipality(ChainedAggregate):
         ]
 
     def freeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
-        """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory."""
+        """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory.
+
+        A district act already recorded with a legal date on or after the opening would fall inside the
+        freeze: the opening is refused rather than recorded with a date that makes history violate Art. 38.
+        """
         self.require_existing(ctx, "art-38")
+        inside = [act for act in self.district_acts if act["on"] >= ctx.occurred_on]
+        if inside:
+            act = inside[0]
+            raise refuse("art-38", f"{self.name}'s district {act['district']} was changed by {act['law']} on "
+                         f"{act['on'].isoformat()}; a case opened on {ctx.occurred_on.isoformat()} would have frozen "
+                         f"it: check the opening date", district_law=act["law"], district_law_on=act["on"].isoformat())
         self._record(self.Frozen, ctx, article="art-38", case_id=case_id, case_number=case_number,
                      since=ctx.occurred_on)
 
