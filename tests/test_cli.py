@@ -1,0 +1,43 @@
+"""The CLI on a SQLite file: seed the demo, replay a case as of a date, verify every chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from api.cli import main
+
+
+@pytest.fixture
+def database(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{tmp_path / 'var' / 'tramita.sqlite'}")
+    return tmp_path
+
+
+def test_seed_demo_records_three_cases_once_and_every_chain_verifies(database, capsys):
+    assert main(["seed-demo"]) == 0
+    out = capsys.readouterr().out
+    assert "refused as expected: cf-art-18-par-4" in out and "refused as expected: art-38" in out
+    assert "art-17-par-unico: the name 'Extrema' repeats the existing municipality Extrema (MG)" in out
+    assert main(["seed-demo"]) == 0
+    assert "demo cases: already seeded" in capsys.readouterr().out
+    assert main(["verify"]) == 0
+    assert "0 altered" in capsys.readouterr().out
+
+
+def test_replay_as_of_a_legal_date_shows_the_timeline_up_to_that_date(database, capsys):
+    main(["seed-demo"])
+    capsys.readouterr()
+    assert main(["replay", "LC35-1991-0001", "--as-of", "1992-01-08"]) == 0
+    out = capsys.readouterr().out
+    assert "LC35-1991-0001 (creation): stage result-communicated as of 1992-01-08" in out
+    assert "ResultCommunicated" in out and "LawEnacted" not in out
+    assert main(["replay", "LC35-1991-0001"]) == 0
+    full = capsys.readouterr().out
+    assert "stage concluded" in full and "ledger-transfer:1200450 (late)" in full
+
+
+def test_replay_of_an_unknown_case_says_so(database, capsys):
+    main(["seed-demo"])
+    capsys.readouterr()
+    assert main(["replay", "LC35-2026-0099"]) == 2
+    assert "no case LC35-2026-0099" in capsys.readouterr().err
