@@ -61,17 +61,19 @@ class ToponymList:
 
     def with_names(self, extra: Iterable[Toponym]) -> ToponymList:
         """Art. 17 par. ún.: a new list that also holds the names recorded by acts (exact repeats skipped)."""
-        present = set(self._toponyms)
         added: list[Toponym] = []
         for toponym in extra:
-            if toponym not in present:
-                present.add(toponym)
+            if toponym not in self._index.get(normalise_name(toponym.name), ()) and toponym not in added:
                 added.append(toponym)
-        return type(self)(
-            (*self._toponyms, *added),
-            base_version=self._base_version,
-            extra=self._extra + len(added),
-        )
+        combined = type(self).__new__(type(self))
+        combined._toponyms = (*self._toponyms, *added)
+        combined._base_version = self._base_version
+        combined._extra = self._extra + len(added)
+        combined._index = dict(self._index)  # only the added names are normalised again
+        for toponym in added:
+            key = normalise_name(toponym.name)
+            combined._index[key] = [*combined._index.get(key, ()), toponym]
+        return combined
 
     def same_name(self, name: str) -> list[Toponym]:
         """Art. 17 par. ún.: the existing toponyms whose name equals the candidate's, ignoring accents and case."""
