@@ -17,7 +17,7 @@ from domain.acts import ActContext, ChainedAggregate, refuse, require_legal_date
 from domain.calendar import Calendar
 from domain.errors import ActOutOfOrderError, InvalidActError
 from domain.registry import REGISTRY_NAMESPACE
-from domain.names import ToponymList
+from domain.names import ToponymList, normalise_name
 from domain.rules import (
     ART_4_FIGURES, ART_4_ITEMS, Judgement, amount, check_district_law_date, check_name, check_signatures,
     judge_council, judge_dispensation, judge_extinction_request, judge_figures, judge_plebiscite, whole,
@@ -755,8 +755,6 @@ class Case(ChainedAggregate):
     def _judge_law_contents(self, name: str | None, seat: str | None, limits: str, comarca: str,
                             districts: list[str] | None) -> dict[str, str]:
         """Art. 17 I-IV: the law names the municipality after its seat, gives limits, comarca and districts."""
-        from domain.names import normalise_name
-
         if not (name or "").strip():
             raise refuse("art-17-I", "the law names the new municipality")
         if seat and normalise_name(seat) != normalise_name(name or ""):
@@ -852,7 +850,7 @@ class Case(ChainedAggregate):
         self._admit(ctx, "administrator-list-sent", "art-20")
         self._require_between_law_and_installation("art-20")
         size = ctx.statute.in_force("art-20.administrator-list-size", ctx.occurred_on)
-        distinct = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+        distinct = list({normalise_name(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
         if not size.holds(len(distinct)) or len(distinct) != len(names):
             raise refuse("art-20", f"the list must hold {size.comparison_words} {size.value} distinct names; "
                          f"{len(distinct)} distinct of {len(names)} were sent", required=size.value, found=len(distinct))
@@ -865,11 +863,12 @@ class Case(ChainedAggregate):
         self._require_between_law_and_installation("art-20")
         if self.administrator_list is None:
             raise ActOutOfOrderError("art-20", "the Assembly chooses from the Governor's list; none was sent")
-        if administrator not in self.administrator_list:
+        chosen = {normalise_name(n): n for n in self.administrator_list}.get(normalise_name(administrator))
+        if chosen is None:
             raise refuse("art-20", f"{administrator!r} is not on the Governor's list "
                          f"({', '.join(self.administrator_list)})")
         self._require_not(self.administrator, "art-20", "the Administrator was already appointed")
-        self._record(self.AdministratorAppointed, ctx, article="art-20", administrator=administrator)
+        self._record(self.AdministratorAppointed, ctx, article="art-20", administrator=chosen)
 
     def install(self, ctx: ActContext, calendar: Calendar, *, mayor: str, vice_mayor: str,
                 councillors: list[str]) -> None:

@@ -113,9 +113,11 @@ _DAY_WORDS = (
     "|quinze|dezesseis|dezasseis|dezessete|dezassete|dezoito|dezenove|dezanove"
     f"|vinte(?: e (?:{_UNITS}))?|trinta(?: e um)?"
 )
-_DAY_DIGITS = r"(?:0?[1-9]|[12][0-9]|3[01])(?:\.?o)?"  # "1", "13", "1º" (NFKD: "1o"), "1.º"
+_DAY_DIGITS = r"(?:0?[1-9]|[12][0-9]|3[01])(?:\.?[o°])?"  # "1", "13", "1º" (NFKD: "1o"), "1.º", "1°"
+# Roman numerals 1..31, as a date is often written ("XV de Novembro"); matched on the casefolded text.
+_DAY_ROMAN = r"(?:xxx(?:i)?|xx(?:ix|iv|v?i{0,3})|x(?:ix|iv|v?i{0,3})|ix|iv|v?i{1,3}|v)"
 _MONTHS = "janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro|dezembro"
-_DATE = re.compile(rf"(?<!\S)(?:{_DAY_DIGITS}|{_DAY_WORDS}) de (?:{_MONTHS})(?!\S)")
+_DATE = re.compile(rf"(?<!\S)(?:{_DAY_DIGITS}|{_DAY_ROMAN}|{_DAY_WORDS}) de (?:{_MONTHS})(?!\S)")
 
 
 def date_in_name(name: str) -> str | None:

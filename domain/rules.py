@@ -33,8 +33,17 @@ class Judgement:
         return parameter
 
 
-def percent(value: Fraction) -> str:
-    return f"{float(value) * 100:.2f}%"
+def percent(value: Fraction, against: Fraction | None = None) -> str:
+    """A share as a percentage with two decimals, or more when needed to tell it apart from `against`.
+
+    A refusal compares a found share with a required one: the two never print alike when they differ.
+    """
+    value = Fraction(value)
+    for places in range(2, 9):
+        text = f"{float(value * 100):.{places}f}%"
+        if against is None or value == against or text != f"{float(Fraction(against) * 100):.{places}f}%":
+            return text
+    return text
 
 
 def whole(value: Any, field_name: str) -> int:
@@ -123,11 +132,11 @@ def judge_plebiscite(statute: Statute, on: date, result: dict[str, Any], label: 
                          "void": void, "turnout_share": percent(turnout_share), "yes_share": percent(yes_share)}
     if not turnout_rule.holds(turnout_share, share(turnout_rule.value)):
         judgement.holds = False
-        judgement.reasons.append(f"{where}turnout {percent(turnout_share)} is not an absolute majority of the "
+        judgement.reasons.append(f"{where}turnout {percent(turnout_share, share(turnout_rule.value))} is not an absolute majority of the "
                                  f"{registered:,} registered voters")
     if not yes_rule.holds(yes_share, share(yes_rule.value)):
         judgement.holds = False
-        judgement.reasons.append(f"{where}YES {percent(yes_share)} of the {turnout:,} who voted is not a majority "
+        judgement.reasons.append(f"{where}YES {percent(yes_share, share(yes_rule.value))} of the {turnout:,} who voted is not a majority "
                                  f"(blank and void ballots count in the turnout)")
     return judgement
 
@@ -156,13 +165,17 @@ def judge_extinction_request(statute: Statute, on: date, valid_signatures: Any, 
     valid, registered = whole(valid_signatures, "valid_signatures"), whole(registered, "registered_voters")
     if registered == 0:
         raise InvalidActError("registered_voters", "no registered voters")
+    if valid > registered:
+        raise InvalidActError("valid_signatures", f"{valid:,} valid signatures exceed the {registered:,} "
+                              f"registered voters")
     judgement = Judgement(holds=True)
     rule = judgement.use(statute.in_force("art-37-II.request-share-of-voters", on))
     judgement.holds = rule.holds(Fraction(valid, registered), share(rule.value))
     judgement.figures = {"valid_signatures": valid, "registered_voters": registered,
                          "share": percent(Fraction(valid, registered)), "required_share": rule.value}
     if not judgement.holds:
-        judgement.reasons.append(f"{valid:,} valid signatures are {percent(Fraction(valid, registered))} of the "
+        judgement.reasons.append(f"{valid:,} valid signatures are "
+                                 f"{percent(Fraction(valid, registered), share(rule.value))} of the "
                                  f"{registered:,} registered voters; {rule.comparison_words} {rule.value} are required")
     return judgement
 
@@ -187,7 +200,8 @@ def judge_figures(statute: Statute, on: date, figures: dict[str, Any], state_tax
     verdicts["art-4-II"] = (voters is not None and population not in (None, 0)
                             and rule.holds(Fraction(voters, population), share(rule.value)))
     if voters is not None and population and not verdicts["art-4-II"]:
-        judgement.reasons.append(f"art-4-II: {label} voters {voters:,} are {percent(Fraction(voters, population))} "
+        judgement.reasons.append(f"art-4-II: {label} voters {voters:,} are "
+                                 f"{percent(Fraction(voters, population), share(rule.value))} "
                                  f"of the population {population:,}; {rule.comparison_words} {percent(share(rule.value))} required")
     rule = judgement.use(statute.in_force("art-4-III.revenue-share-of-state-tax-revenue", on))
     verdicts["art-4-III"] = (revenue is not None and state_tax_revenue is not None
@@ -216,6 +230,9 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
                      f"{', '.join(kinds.value)} (product reading, CF art. 18 §4)")
     brackets = judgement.use(statute.in_force("art-1-I.dispensation-brackets", on))
     for code, net in net_areas.items():
+        if net <= 0:  # Art. 1-III: a municipality that receives at least what it cedes cedes nothing net
+            judgement.figures[code] = {"net_ceded_km2": str(net), "net_share": "0%"}
+            continue
         total = total_areas.get(code)
         if total is None or total == 0:
             raise refuse("art-1-I", f"the area of {names.get(code, code)} is not known in the registry on "
@@ -224,11 +241,11 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
         limit = share(bracket["max_net_share"])
         net_share = Fraction(net) / Fraction(total)
         judgement.figures[code] = {"area_km2": str(total), "net_ceded_km2": str(net),
-                                   "net_share": percent(net_share), "max_share": percent(limit)}
+                                   "net_share": percent(net_share, limit), "max_share": percent(limit)}
         if not brackets.holds(net_share, limit):
             judgement.holds = False
             judgement.reasons.append(
-                f"{names.get(code, code)} cedes a net {net} km² of {total} km² ({percent(net_share)}), more than "
+                f"{names.get(code, code)} cedes a net {net} km² of {total} km² ({percent(net_share, limit)}), more than "
                 f"the {percent(limit)} allowed for its size")
     return judgement
 
