@@ -329,9 +329,9 @@ class Tramita(Application):
             extra_codes = list((reintegration or {}).keys())
             registry = {code: self._get_municipality(code) for code in territories + extra_codes}
             toponyms_register = self._get_or_none(ToponymRegister.ID)
-            toponyms = self.toponyms(toponyms_register, registry_names=self._registry_names())
+            toponyms = self.toponyms(toponyms_register)
             c.enact_law(ctx, self.calendar, law=law, toponyms=toponyms,
-                        origin_figures=self._figures_on(territories, occurred_on), name=name,
+                        origin_figures=self._figures_on(territories, occurred_on, registry), name=name,
                         seat_origin=seat_origin, limits=limits, comarca=comarca, districts=districts,
                         living_person_declaration=living_person_declaration, ibge_code=ibge_code,
                         reintegration=reintegration)
@@ -449,31 +449,20 @@ class Tramita(Application):
 
         self._retrying(attempt)
 
-    def toponyms(self, register: ToponymRegister | None = None, registry_names: list[str] | None = None) -> ToponymList:
-        """Art. 17 par. ún.: the shipped IBGE list plus the names recorded since."""
-        from domain.names import Toponym
-
+    def toponyms(self, register: ToponymRegister | None = None) -> ToponymList:
+        """Art. 17 par. ún.: the shipped IBGE list (Acre's municipalities included) plus the names recorded since
+        (by IBGE, and by every creation or fusion law, which adds its new name in the same save)."""
         register = register or self._get_or_none(ToponymRegister.ID)
-        extra = register.toponyms() if register else []
-        extra += [Toponym(name=n, uf="AC", ibge_code=None, source="registry") for n in registry_names or []]
-        return ToponymList.shipped().with_names(extra)
+        return ToponymList.shipped().with_names(register.toponyms() if register else [])
 
     def municipality(self, code: str) -> Municipality:
         return self._get_municipality(code)
 
-    def _registry_names(self) -> list[str]:
-        return [m.name for code in self._seed_codes() if (m := self._find_municipality(code)) is not None]
-
-    @staticmethod
-    def _seed_codes() -> list[str]:
-        return [row["key"] for row in _seed_rows()]
-
-    def _figures_on(self, codes: list[str], day: date) -> dict[str, dict[str, Any]]:
-        result = {}
-        for code in codes:
-            municipality = self._get_municipality(code)
-            result[code] = {name: (f.value if (f := municipality.figure_on(name, day)) else None) for name in FIGURES}
-        return result
+    def _figures_on(self, codes: list[str], day: date,
+                    registry: dict[str, Municipality] | None = None) -> dict[str, dict[str, Any]]:
+        """Each municipality's registry figures in force on `day` (None: unknown)."""
+        registry = registry or {}
+        return {code: (registry.get(code) or self._get_municipality(code)).figures_on(day) for code in codes}
 
     def _require_district(self, municipality: Municipality, district: str) -> None:
         from domain.names import normalise_name
@@ -637,8 +626,7 @@ def _law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality])
     kind, changed = case.kind, []
 
     def figures_of(code: str) -> dict[str, Any]:
-        municipality = registry[code]
-        return {name: (f.value if (f := municipality.figure_on(name, day)) else None) for name in FIGURES}
+        return registry[code].figures_on(day)
 
     def moved(code: str) -> dict[str, Any]:
         """The figures of the area leaving `code` (areas from the petition, the rest from the findings)."""

@@ -180,6 +180,10 @@ class Municipality(ChainedAggregate):
             return None
         return Figure(figure_value(figure, current["value"]), current["as_of"], current["source"])
 
+    def figures_on(self, day: date) -> dict[str, int | Decimal | None]:
+        """Every registry figure's value in force on `day` (None: unknown)."""
+        return {name: (f.value if (f := self.figure_on(name, day)) else None) for name in FIGURES}
+
     def freezes_on(self, day: date) -> list[dict[str, Any]]:
         """Art. 38: the freezes in force on `day` (from the case's opening until the day it is lifted)."""
         return [
