@@ -48,42 +48,25 @@ from eventsourcing.domain import Aggregate, event
 from domain.acts import Actor
 from domain.application import Tramita, persistence_env
 from domain.demo import (
-    CCJ, GOVERNOR, GUIOMARD, IBGE, ILLUSTRATIVE, MESA, PGE, PLACIDO, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE,
-    municipal,
+    ART_9_DOCUMENTS, FIGURES_1991, FINDINGS_1991, GOVERNOR, GUIOMARD, PLACIDO, close_obligations_1993,
+    install_1993, instruct_and_vote_1992, record_figure_1991,
 )
 from domain.names import ToponymList, date_in_name
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 SEED_ACTOR = Actor("ibge-bench", "ibge")
 SEED_DAY = date(1991, 12, 18)
-FIGURES_DAY, FIGURES_AS_OF = date(1991, 12, 19), date(1991, 12, 1)
 LAW_DAY = date(1992, 1, 21)
 
-# The 1991 figures the demo records for the two origins (illustrative, not verified data).
-FIGURES_1991: dict[str, dict[str, Any]] = {
-    PLACIDO: {"population": 14000, "voters": 6000, "revenue": "400000.00", "buildings": 900, "area_km2": "2000"},
-    GUIOMARD: {"population": 16000, "voters": 7000, "revenue": "450000.00", "buildings": 1100, "area_km2": "2300"},
-}
-FIGURE_BODY = {"voters": TRE, "revenue": SEFAZ}  # every other figure is IBGE's
-
-# What each case's findings and petition take from each origin (the demo's findings; smaller areas).
+# What each case's petition takes from each origin (smaller than the demo's areas, so figures last longer).
 AREAS_KM2 = {PLACIDO: "42.05", GUIOMARD: "18"}
-FINDINGS: tuple[tuple[Actor, str, Any, dict[str, Any] | None, str | None], ...] = (
-    (IBGE, "art-4-I", 2400, {PLACIDO: 1600, GUIOMARD: 800}, None),
-    (TRE, "art-4-II", 900, {PLACIDO: 600, GUIOMARD: 300}, None),
-    (SEFAZ, "art-4-III", "95000.00", {PLACIDO: "60000.00", GUIOMARD: "35000.00"}, "30000000.00"),
-    (IBGE, "art-4-IV", 80, {PLACIDO: 50, GUIOMARD: 30}, None),
-    (SETOP, "art-4-V", True, None, None),
-    (PGE, "art-4-VI", True, None, None),
-    (SECTMA, "art-4-VI", True, None, None),
-)
 FINDING_FIGURE = {"art-4-I": "population", "art-4-II": "voters", "art-4-III": "revenue", "art-4-IV": "buildings"}
 
 
 def shares_taken() -> dict[str, dict[str, Decimal]]:
     """Per origin and figure, what one creation law moves out of it (from the findings and the areas)."""
     taken = {code: {"area_km2": Decimal(AREAS_KM2[code])} for code in FIGURES_1991}
-    for _actor, item, _value, by_origin, _tax in FINDINGS:
+    for _actor, item, _value, by_origin, _tax in FINDINGS_1991:
         if item in FINDING_FIGURE:
             for code, share in (by_origin or {}).items():
                 taken[code][FINDING_FIGURE[item]] = Decimal(str(share))
@@ -135,14 +118,9 @@ def build_tramita(database_url: str) -> Tramita:
     app.seed_registry(SEED_ACTOR, SEED_DAY)
     for code, figures in FIGURES_1991.items():
         for figure, value in figures.items():
-            record_1991_figure(app, code, figure, value, FIGURES_DAY, FIGURES_AS_OF)
+            record_figure_1991(app, code, figure, value)
     ToponymList.shipped()  # the shipped IBGE list is loaded once per process, not per act
     return app
-
-
-def record_1991_figure(app: Any, code: str, figure: str, value: Any, day: date, as_of: date) -> None:
-    app.record_figure(code, FIGURE_BODY.get(figure, IBGE), day, figure=figure, value=value, as_of=as_of,
-                      source=ILLUSTRATIVE)
 
 
 def bench_name(n: int) -> str:
@@ -164,7 +142,7 @@ class OriginFigures:
         for code, figures in self.left.items():
             for figure, left in figures.items():
                 if left < self.taken[code][figure]:
-                    record_1991_figure(app, code, figure, FIGURES_1991[code][figure], LAW_DAY, LAW_DAY)
+                    record_figure_1991(app, code, figure, FIGURES_1991[code][figure], LAW_DAY, LAW_DAY)
                     figures[figure] = Decimal(str(FIGURES_1991[code][figure]))
 
     def law_enacted(self) -> None:
@@ -176,78 +154,21 @@ class OriginFigures:
 def record_creation_case(app: Any, n: int, origins: OriginFigures) -> None:
     """One creation case from petition to conclusion, with the demo's acts, dates and bodies."""
     case = open_petition(app, n)
-    instruct_and_vote(app, case)
+    instruct_and_vote_1992(app, case)
     origins.restate_if_low(app)
     app.enact_law(case, GOVERNOR, LAW_DAY, law=f"Lei {n}/1992", name=bench_name(n), seat_origin=PLACIDO,
                   limits="descritos no anexo I", comarca="Plácido de Castro",
                   districts=[f"{bench_name(n)} (sede)"], living_person_declaration=True)
     origins.law_enacted()
-    install(app, case)
-    close_obligations(app, case)
+    install_1993(app, case)
+    close_obligations_1993(app, case)
 
 
 def open_petition(app: Any, n: int) -> str:
-    documents = {item: f"Ofício GG {i}/1991" for i, item in enumerate(
-        ("art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI"), start=1)}
     areas = [{"municipality": code, "area_km2": km2, "description": f"Área {n} de {code}"}
              for code, km2 in AREAS_KM2.items()]
     return app.open_case(GOVERNOR, date(1991, 12, 19), kind="creation", municipalities=[PLACIDO, GUIOMARD],
-                         areas=areas, proposed_name=bench_name(n), documents=documents).number
-
-
-def instruct_and_vote(app: Any, case: str) -> None:
-    """Art. 4 findings and verification, the plebiscite (Art. 11-15) and the CCJ's bill (Art. 16)."""
-    for actor, item, value, by_origin, tax in FINDINGS:
-        app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
-                           state_tax_revenue=tax, document=f"Laudo {item} 1991")
-    app.verify_requirements(case, MESA, date(1991, 12, 26))
-    app.decree_plebiscite(case, PRESIDENT, date(1991, 12, 27), decree="Decreto Legislativo 12/1991")
-    app.schedule_plebiscite(case, TRE, date(1991, 12, 30), resolution="Resolução TRE-AC 40/1991",
-                            plebiscite_date=date(1992, 1, 5))
-    app.homologate_result(case, TRE, date(1992, 1, 7), voted_on=date(1992, 1, 5), populations={
-        "area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12, "void": 8}})
-    app.communicate_result(case, TRE, date(1992, 1, 8))
-    app.register_in_plenary(case, PRESIDENT, date(1992, 1, 9))
-    app.draft_bill(case, CCJ, date(1992, 1, 10), bill="Projeto de Lei 3/1992")
-
-
-def install(app: Any, case: str) -> None:
-    """Art. 40 (creation), Art. 20 (Administrator), Art. 26 (personnel documents), Art. 19 (installation)."""
-    communicate(app, case, "creation", date(1992, 1, 25))
-    app.send_administrator_list(case, GOVERNOR, date(1992, 2, 3), names=["Ana Souza", "Bento Lima", "Carla Reis"])
-    app.appoint_administrator(case, PRESIDENT, date(1992, 2, 10), administrator="Bento Lima")
-    for code, day in ((PLACIDO, date(1992, 12, 15)), (GUIOMARD, date(1992, 12, 20))):
-        app.send_personnel_documents(case, municipal("municipality", code), day, origin=code,
-                                     document=f"Ofício {code} pessoal")
-    app.install_municipality(case, PRESIDENT, date(1993, 1, 1), mayor="Prefeito Eleito", vice_mayor="Vice Eleita",
-                             councillors=[f"Vereador {i}" for i in range(1, 10)])
-
-
-def close_obligations(app: Any, case: str) -> None:
-    """Art. 25, Art. 40 (installation), then Art. 22-24 in date order; the last one concludes the case."""
-    new = app.get_case(case).new_municipality
-    mayor, council = municipal("mayor", new), municipal("council", new)
-    app.fix_remuneration(case, council, date(1993, 1, 5), act="Resolução 1/1993")
-    communicate(app, case, "installation", date(1993, 1, 10))
-    app.submit_prefect_bill(case, mayor, date(1993, 1, 28), item="art-23-I", bill="Projeto art-23-I")
-    app.transfer_ledger(case, municipal("municipality", PLACIDO), date(1993, 2, 20), origin=PLACIDO,
-                        document="Termo de entrega 1/1993")
-    app.submit_prefect_bill(case, mayor, date(1993, 2, 26), item="art-23-II", bill="Projeto art-23-II")
-    app.transfer_ledger(case, municipal("municipality", GUIOMARD), date(1993, 3, 20), origin=GUIOMARD,
-                        document="Termo de entrega 2/1993")
-    app.submit_prefect_bill(case, mayor, date(1993, 3, 30), item="art-23-III", bill="Projeto art-23-III")
-    app.submit_prefect_bill(case, mayor, date(1993, 4, 28), item="art-23-IV", bill="Projeto art-23-IV")
-    app.promulgate_organic_law(case, council, date(1993, 6, 15), organic_law="Lei Orgânica 1993")
-
-
-def communicate(app: Any, case: str, subject: str, day: date) -> None:
-    """Art. 40: one act per recipient the case says is due (as the demo does)."""
-    current = app.get_case(case)
-    for item in current.communications_due(app.context(PRESIDENT, day)):
-        if item.startswith(f"{subject}:") and item not in current.communications:
-            recipient = item.split(":", 1)[1]
-            app.send_communication(case, PRESIDENT, day, subject=subject, recipient=recipient,
-                                   document=f"Ofício {subject} {recipient}")
+                         areas=areas, proposed_name=bench_name(n), documents=ART_9_DOCUMENTS).number
 
 
 def notifications(app: Application) -> int:

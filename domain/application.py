@@ -23,7 +23,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcodin
 from domain import chain
 from domain.acts import ActContext, Actor, ChainedAggregate
 from domain.calendar import Calendar
-from domain.case import DISTRICT_KINDS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS, Case, case_id_for
+from domain.case import DISTRICT_KINDS, NEW_MUNICIPALITY_KINDS, Case, case_id_for
 from domain.errors import (
     CaseNotFoundError, InvalidActError, MunicipalityNotFoundError, StaleVersionError,
 )
@@ -481,6 +481,9 @@ class Tramita(Application):
             return UUID(case_ref)
         except ValueError:
             return case_id_for(case_ref)
+
+    def case_exists(self, case_ref: str | UUID) -> bool:
+        return self._get_or_none(self.resolve_case(case_ref)) is not None
 
     def get_case(self, case_ref: str | UUID, *, version: int | None = None) -> Case:
         return self._get_case(self.resolve_case(case_ref), version=version)

@@ -41,12 +41,9 @@ def seed_demo(app: Tramita, say: Callable[[str], None] = print) -> bool:
     """Seed the registry and the three demo cases; False (and nothing done) when already seeded."""
     seeded = app.seed_registry(IBGE, app.context(IBGE, date(1991, 12, 18)).today)
     say(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded")
-    try:
-        app.get_case("LC35-1991-0001")
+    if app.case_exists("LC35-1991-0001"):
         say("demo cases: already seeded")
         return False
-    except Exception:  # noqa: BLE001 - absent case: seed it
-        pass
     extrema = creation_1992(app, say)
     feijo = creation_2026(app, say)
     district_2026(app, say, blocking=feijo)
@@ -63,34 +60,61 @@ def _refused(say: Callable[[str], None], action: Callable[[], Any]) -> None:
         raise AssertionError("the demo expected a refusal")
 
 
+#: The 1991 figures of the two origins (illustrative, recorded by their competent bodies).
+FIGURES_1991: dict[str, dict[str, Any]] = {
+    PLACIDO: {"population": 14000, "voters": 6000, "revenue": "400000.00", "buildings": 900, "area_km2": "2000"},
+    GUIOMARD: {"population": 16000, "voters": 7000, "revenue": "450000.00", "buildings": 1100, "area_km2": "2300"},
+}
+FIGURE_BODY = {"voters": TRE, "revenue": SEFAZ}  # every other registry figure is IBGE's
+ART_9_DOCUMENTS = {item: f"Ofício GG {n}/1991" for n, item in enumerate(
+    ("art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI"), start=1)}
+#: Art. 4's findings of the 1991 creation: (body, item, value, share of each origin, State tax revenue).
+FINDINGS_1991: tuple[tuple[Actor, str, Any, dict[str, Any] | None, str | None], ...] = (
+    (IBGE, "art-4-I", 2400, {PLACIDO: 1600, GUIOMARD: 800}, None),
+    (TRE, "art-4-II", 900, {PLACIDO: 600, GUIOMARD: 300}, None),
+    (SEFAZ, "art-4-III", "95000.00", {PLACIDO: "60000.00", GUIOMARD: "35000.00"}, "30000000.00"),
+    (IBGE, "art-4-IV", 80, {PLACIDO: 50, GUIOMARD: 30}, None),
+    (SETOP, "art-4-V", True, None, None),
+    (PGE, "art-4-VI", True, None, None),
+    (SECTMA, "art-4-VI", True, None, None),
+)
+
+
+def record_figure_1991(app: Tramita, code: str, figure: str, value: Any, day: date = date(1991, 12, 19),
+                       as_of: date = date(1991, 12, 1)) -> None:
+    app.record_figure(code, FIGURE_BODY.get(figure, IBGE), day, figure=figure, value=value, as_of=as_of,
+                      source=ILLUSTRATIVE)
+
+
 def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
     """Case 1: a creation under LC 35/1991 before the federal gate, from petition to conclusion."""
-    for code, figures in ((PLACIDO, {"population": 14000, "voters": 6000, "revenue": "400000.00",
-                                     "buildings": 900, "area_km2": "2000"}),
-                          (GUIOMARD, {"population": 16000, "voters": 7000, "revenue": "450000.00",
-                                      "buildings": 1100, "area_km2": "2300"})):
+    for code, figures in FIGURES_1991.items():
         for figure, value in figures.items():
-            actor = {"voters": TRE, "revenue": SEFAZ}.get(figure, IBGE)
-            app.record_figure(code, actor, date(1991, 12, 19), figure=figure, value=value,
-                              as_of=date(1991, 12, 1), source=ILLUSTRATIVE)
-    documents = {item: f"Ofício GG {n}/1991" for n, item in enumerate(
-        ("art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI"), start=1)}
+            record_figure_1991(app, code, figure, value)
     opened = app.open_case(GOVERNOR, date(1991, 12, 19), kind="creation", municipalities=[PLACIDO, GUIOMARD],
                            areas=[{"municipality": PLACIDO, "area_km2": "420.5", "description": "Vila Extrema"},
                                   {"municipality": GUIOMARD, "area_km2": "180", "description": "Nova Califórnia"}],
-                           proposed_name="Extrema", documents=documents)
+                           proposed_name="Extrema", documents=ART_9_DOCUMENTS)
     case = opened.number
     say(f"{case}: creation petition filed by the Governor (Art. 8, 9); Plácido de Castro and Senador Guiomard frozen")
-    findings = (
-        (IBGE, "art-4-I", 2400, {PLACIDO: 1600, GUIOMARD: 800}, None),
-        (TRE, "art-4-II", 900, {PLACIDO: 600, GUIOMARD: 300}, None),
-        (SEFAZ, "art-4-III", "95000.00", {PLACIDO: "60000.00", GUIOMARD: "35000.00"}, "30000000.00"),
-        (IBGE, "art-4-IV", 80, {PLACIDO: 50, GUIOMARD: 30}, None),
-        (SETOP, "art-4-V", True, None, None),
-        (PGE, "art-4-VI", True, None, None),
-        (SECTMA, "art-4-VI", True, None, None),
-    )
-    for actor, item, value, by_origin, tax in findings:
+    instruct_and_vote_1992(app, case)
+    law = dict(law="Lei 1.036/1992", seat_origin=PLACIDO, limits="descritos no anexo I",
+               comarca="Plácido de Castro", districts=["Vila Extrema (sede)", "Nova Califórnia"],
+               living_person_declaration=True)
+    _refused(say, lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Extrema", **law))
+    app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema", **law)
+    say(f"{case}: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation")
+    install_1993(app, case)
+    say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
+    close_obligations_1993(app, case)
+    say(f"{case}: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is "
+        f"{app.get_case(case).stage}")
+    return case
+
+
+def instruct_and_vote_1992(app: Tramita, case: str) -> None:
+    """Art. 4 findings and Art. 5 verification, the plebiscite (Art. 11-15) and the CCJ's bill (Art. 16)."""
+    for actor, item, value, by_origin, tax in FINDINGS_1991:
         app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
                            state_tax_revenue=tax, document=f"Laudo {item} 1991")
     app.verify_requirements(case, MESA, date(1991, 12, 26))
@@ -102,13 +126,10 @@ def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
     app.communicate_result(case, TRE, date(1992, 1, 8))
     app.register_in_plenary(case, PRESIDENT, date(1992, 1, 9))
     app.draft_bill(case, CCJ, date(1992, 1, 10), bill="Projeto de Lei 3/1992")
-    law = dict(law="Lei 1.036/1992", seat_origin=PLACIDO, limits="descritos no anexo I",
-               comarca="Plácido de Castro", districts=["Vila Extrema (sede)", "Nova Califórnia"],
-               living_person_declaration=True)
-    _refused(say, lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Extrema", **law))
-    app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema", **law)
-    say(f"{case}: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation")
-    new = app.get_case(case).new_municipality
+
+
+def install_1993(app: Tramita, case: str) -> None:
+    """Art. 40 (creation), Art. 20 (Administrator), Art. 26 (personnel documents), Art. 19 (installation)."""
     _communicate(app, case, "creation", date(1992, 1, 25))
     app.send_administrator_list(case, GOVERNOR, date(1992, 2, 3), names=["Ana Souza", "Bento Lima", "Carla Reis"])
     app.appoint_administrator(case, PRESIDENT, date(1992, 2, 10), administrator="Bento Lima")
@@ -117,26 +138,23 @@ def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
                                      document=f"Ofício {code} pessoal")
     app.install_municipality(case, PRESIDENT, date(1993, 1, 1), mayor="Prefeito Eleito", vice_mayor="Vice Eleita",
                              councillors=[f"Vereador {n}" for n in range(1, 10)])
-    say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
-    app.fix_remuneration(case, municipal("council", new), date(1993, 1, 5), act="Resolução 1/1993")
+
+
+def close_obligations_1993(app: Tramita, case: str) -> None:
+    """Art. 25, Art. 40 (installation), then Art. 22-24 in date order (Senador Guiomard's books late)."""
+    new = app.get_case(case).new_municipality
+    mayor, council = municipal("mayor", new), municipal("council", new)
+    app.fix_remuneration(case, council, date(1993, 1, 5), act="Resolução 1/1993")
     _communicate(app, case, "installation", date(1993, 1, 10))
-    obligations: list[tuple[date, Callable[[date], Any]]] = [
-        (date(1993, 2, 20), lambda day: app.transfer_ledger(case, municipal("municipality", PLACIDO), day,
-                                                            origin=PLACIDO, document="Termo de entrega 1/1993")),
-        (date(1993, 3, 20), lambda day: app.transfer_ledger(case, municipal("municipality", GUIOMARD), day,
-                                                            origin=GUIOMARD, document="Termo de entrega 2/1993")),
-        (date(1993, 6, 15), lambda day: app.promulgate_organic_law(case, municipal("council", new), day,
-                                                                   organic_law="Lei Orgânica 1993")),
-    ]
-    for item, day in (("art-23-I", date(1993, 1, 28)), ("art-23-II", date(1993, 2, 26)),
-                      ("art-23-III", date(1993, 3, 30)), ("art-23-IV", date(1993, 4, 28))):
-        obligations.append((day, lambda d, item=item: app.submit_prefect_bill(
-            case, municipal("mayor", new), d, item=item, bill=f"Projeto {item}")))
-    for day, record in sorted(obligations, key=lambda pair: pair[0]):
-        record(day)
-    say(f"{case}: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is "
-        f"{app.get_case(case).stage}")
-    return case
+    app.submit_prefect_bill(case, mayor, date(1993, 1, 28), item="art-23-I", bill="Projeto art-23-I")
+    app.transfer_ledger(case, municipal("municipality", PLACIDO), date(1993, 2, 20), origin=PLACIDO,
+                        document="Termo de entrega 1/1993")
+    app.submit_prefect_bill(case, mayor, date(1993, 2, 26), item="art-23-II", bill="Projeto art-23-II")
+    app.transfer_ledger(case, municipal("municipality", GUIOMARD), date(1993, 3, 20), origin=GUIOMARD,
+                        document="Termo de entrega 2/1993")
+    app.submit_prefect_bill(case, mayor, date(1993, 3, 30), item="art-23-III", bill="Projeto art-23-III")
+    app.submit_prefect_bill(case, mayor, date(1993, 4, 28), item="art-23-IV", bill="Projeto art-23-IV")
+    app.promulgate_organic_law(case, council, date(1993, 6, 15), organic_law="Lei Orgânica 1993")
 
 
 def _communicate(app: Tramita, case: str, subject: str, day: date) -> None:

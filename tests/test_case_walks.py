@@ -6,7 +6,6 @@ from datetime import date
 
 import pytest
 
-from domain.acts import Actor
 from domain.demo import (CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, TRE, creation_1992,
                          municipal)
 from domain.errors import LegalRuleError
