@@ -692,8 +692,9 @@ class Case(ChainedAggregate):
             if self.communicated_on is None:
                 raise ActOutOfOrderError("art-16", "the CCJ drafts the bill once the result is communicated (Art. 14)")
             if not self.result["favourable"]:
-                raise refuse("art-16-par-unico", "the plebiscite was unfavourable: the case is to be archived, "
-                             "no bill drafted", reasons=self.result["reasons"])
+                raise refuse("art-13", f"the plebiscite was unfavourable ({'; '.join(self.result['reasons'])}): "
+                             f"no bill is drafted and the case is to be archived (Art. 16 par. ún.)",
+                             reasons=self.result["reasons"])
         self._record(self.CreationBillDrafted, ctx, article="art-16", bill=bill)
         self._close_deadline(ctx, "creation-bill", "creation-bill-drafted")
 

@@ -665,7 +665,7 @@ def test_no_bill_is_drafted_after_an_unfavourable_plebiscite():
     plebiscite(app, case, date(2026, 3, 9), {"registered": 1000, "turnout": 500, "yes": 480, "no": 20},
                bill=False)
     refused(app, case, lambda: app.draft_bill(case, CCJ, date(2026, 4, 10), bill="PL 1"),
-            article="art-16-par-unico", contains=("unfavourable",))
+            article="art-13", contains=("unfavourable", "Art. 16 par. ún."))
 
 
 def test_an_unfavourable_case_is_archived_and_its_freeze_lifted():
