@@ -1024,11 +1024,12 @@ class Case(ChainedAggregate):
     # ================================================================== state questions
 
     def obligations(self, ctx: ActContext) -> dict[str, list[str]]:
-        """What is still open: deadlines, Art. 40 communications and Art. 25."""
+        """What is still open: deadlines, Art. 40 communications, Art. 25, and Art. 16 par. ún.'s archive."""
         return {
             "deadlines": [k for k in self.deadlines if self._deadline_open(k)],
             "communications": [c for c in self.communications_due(ctx) if c not in self.communications],
             "remuneration": [] if self.remuneration or self.installation is None else ["art-25"],
+            "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] else [],
         }
 
     @property

@@ -151,6 +151,7 @@ def test_an_unfavourable_plebiscite_walks_to_the_archive_and_the_freeze_is_lifte
     assert refusal.value.article == "art-13"
     assert "turnout 50.00% is not an absolute majority of the 1,000 registered voters" in refusal.value.message
     assert app.get_case(case).result["favourable"] is False
+    assert app.get_case(case).obligations(app.context(MESA, date(2026, 5, 20)))["archive"] == ["art-16-par-unico"]
     app.archive_case(case, MESA, date(2026, 5, 20), reason="Art. 16 par. ún.: unfavourable plebiscite")
     assert app.get_case(case).stage == "archived"
     assert app.municipality(BUJARI).freezes_on(date(2026, 5, 20)) == []
