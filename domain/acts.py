@@ -72,43 +72,38 @@ class ActContext:
             )
 
 
+@dataclass(frozen=True)
+class Attributed:
+    """The fields every act's event carries, and how applying one moves the chain's head."""
+
+    occurred_on: date
+    actor: dict[str, Any]
+    article: str
+    rule_versions: dict[str, str]
+    prev_hash: str
+    hash: str
+
+    def apply(self, aggregate: Any) -> None:
+        aggregate.last_hash = self.hash
+        aggregate.last_occurred_on = max(getattr(aggregate, "last_occurred_on", None) or self.occurred_on,
+                                         self.occurred_on)
+        self.assign(aggregate)
+
+    def assign(self, aggregate: Any) -> None:
+        """Assign the event's decisions to the aggregate (never re-derive them)."""
+
+
 class ChainedAggregate(Aggregate):
     """An aggregate whose events all carry the act's attribution and a per-aggregate hash chain.
 
     Its state holds `last_hash` (the chain's head) and `last_occurred_on` (the latest legal date).
     """
 
-    class Created(Aggregate.Created):
-        occurred_on: date
-        actor: dict[str, Any]
-        article: str
-        rule_versions: dict[str, str]
-        prev_hash: str
-        hash: str
+    class Created(Attributed, Aggregate.Created):
+        """The first event of a chained aggregate."""
 
-        def apply(self, aggregate: Any) -> None:
-            aggregate.last_hash = self.hash
-            aggregate.last_occurred_on = self.occurred_on
-            self.assign(aggregate)
-
-        def assign(self, aggregate: Any) -> None:
-            """Assign the event's decisions to the aggregate (never re-derive them)."""
-
-    class Event(Aggregate.Event):
-        occurred_on: date
-        actor: dict[str, Any]
-        article: str
-        rule_versions: dict[str, str]
-        prev_hash: str
-        hash: str
-
-        def apply(self, aggregate: Any) -> None:
-            aggregate.last_hash = self.hash
-            aggregate.last_occurred_on = max(aggregate.last_occurred_on or self.occurred_on, self.occurred_on)
-            self.assign(aggregate)
-
-        def assign(self, aggregate: Any) -> None:
-            """Assign the event's decisions to the aggregate (never re-derive them)."""
+    class Event(Attributed, Aggregate.Event):
+        """Every later event of a chained aggregate."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ChainedAggregate:
         """The repository hands out copies of cached aggregates; their state is plain data, so pickle copies it

@@ -118,14 +118,24 @@ def instruct_and_vote_1992(app: Tramita, case: str) -> None:
         app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
                            state_tax_revenue=tax, document=f"Laudo {item} 1991")
     app.verify_requirements(case, MESA, date(1991, 12, 26))
-    app.decree_plebiscite(case, PRESIDENT, date(1991, 12, 27), decree="Decreto Legislativo 12/1991")
-    app.schedule_plebiscite(case, TRE, date(1991, 12, 30), resolution="Resolução TRE-AC 40/1991",
-                            plebiscite_date=date(1992, 1, 5))
-    app.homologate_result(case, TRE, date(1992, 1, 7), voted_on=date(1992, 1, 5), populations={
-        "area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12, "void": 8}})
-    app.communicate_result(case, TRE, date(1992, 1, 8))
-    app.register_in_plenary(case, PRESIDENT, date(1992, 1, 9))
-    app.draft_bill(case, CCJ, date(1992, 1, 10), bill="Projeto de Lei 3/1992")
+    _plebiscite_to_bill(app, case, {"area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12,
+                                             "void": 8}},
+                        decreed=(date(1991, 12, 27), "Decreto Legislativo 12/1991"),
+                        scheduled=(date(1991, 12, 30), "Resolução TRE-AC 40/1991", date(1992, 1, 5)),
+                        homologated=date(1992, 1, 7), communicated=date(1992, 1, 8), registered=date(1992, 1, 9),
+                        bill=(date(1992, 1, 10), "Projeto de Lei 3/1992"))
+
+
+def _plebiscite_to_bill(app: Tramita, case: str, populations: dict[str, Any], *, decreed: tuple[date, str],
+                        scheduled: tuple[date, str, date], homologated: date, communicated: date, registered: date,
+                        bill: tuple[date, str]) -> None:
+    """Art. 11-16: decree, TRE resolution, homologation, communication, plenary registration, the CCJ's bill."""
+    app.decree_plebiscite(case, PRESIDENT, decreed[0], decree=decreed[1])
+    app.schedule_plebiscite(case, TRE, scheduled[0], resolution=scheduled[1], plebiscite_date=scheduled[2])
+    app.homologate_result(case, TRE, homologated, voted_on=scheduled[2], populations=populations)
+    app.communicate_result(case, TRE, communicated)
+    app.register_in_plenary(case, PRESIDENT, registered)
+    app.draft_bill(case, CCJ, bill[0], bill=bill[1])
 
 
 def install_1993(app: Tramita, case: str) -> None:
@@ -196,14 +206,12 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
                            document=f"Ofício {body.upper()} {item}")
     say(f"{case}: SETOP answered its requisition late (Art. 10: 30 days from receipt)")
     app.verify_requirements(case, MESA, date(2026, 4, 22))
-    app.decree_plebiscite(case, PRESIDENT, date(2026, 5, 5), decree="Decreto Legislativo 7/2026")
-    app.schedule_plebiscite(case, TRE, date(2026, 5, 12), resolution="Resolução TRE-AC 1.900/2026",
-                            plebiscite_date=date(2026, 8, 16))
-    app.homologate_result(case, TRE, date(2026, 8, 20), voted_on=date(2026, 8, 16), populations={
-        "area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250, "blank": 30, "void": 20}})
-    app.communicate_result(case, TRE, date(2026, 8, 27))
-    app.register_in_plenary(case, PRESIDENT, date(2026, 8, 31))
-    app.draft_bill(case, CCJ, date(2026, 9, 15), bill="Projeto de Lei Complementar 22/2026")
+    _plebiscite_to_bill(app, case, {"area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250,
+                                             "blank": 30, "void": 20}},
+                        decreed=(date(2026, 5, 5), "Decreto Legislativo 7/2026"),
+                        scheduled=(date(2026, 5, 12), "Resolução TRE-AC 1.900/2026", date(2026, 8, 16)),
+                        homologated=date(2026, 8, 20), communicated=date(2026, 8, 27), registered=date(2026, 8, 31),
+                        bill=(date(2026, 9, 15), "Projeto de Lei Complementar 22/2026"))
     _refused(say, lambda: app.enact_law(case, GOVERNOR, date(2026, 10, 1), law="Lei Complementar 400/2026",
                                         name="Vila Tarumã", seat_origin=FEIJO,
                                         limits="anexo I", comarca="Feijó", districts=["Vila Tarumã (sede)"],
