@@ -156,3 +156,22 @@ def test_an_unfavourable_plebiscite_walks_to_the_archive_and_the_freeze_is_lifte
     assert app.get_case(case).stage == "archived"
     assert app.municipality(BUJARI).freezes_on(date(2026, 5, 20)) == []
     assert app.municipality(BUJARI).freezes_on(date(2026, 5, 19))[0]["case_number"] == case
+
+
+def test_a_fused_municipality_is_installed_with_a_ledger_deadline_for_each_origin(memory_app):
+    app = memory_app
+    case = app.open_case(GOVERNOR, date(1993, 3, 1), kind="fusion", municipalities=[CAPIXABA, ACRELANDIA]).number
+    for code in (CAPIXABA, ACRELANDIA):
+        app.record_council_decree(case, municipal("council", code), date(1993, 3, 10), municipality=code,
+                                  decree=f"DL {code}", seats=9, yes_votes=6)
+    plebiscite(app, case, date(1993, 4, 1), {CAPIXABA: FAVOURABLE, ACRELANDIA: FAVOURABLE},
+               seat_votes={"Vila Aurora do Acre": 900})
+    app.enact_law(case, GOVERNOR, date(1993, 6, 1), law="Lei 1.101/1993", name="Vila Aurora do Acre",
+                  limits="anexo", comarca="Rio Branco", districts=["Vila Aurora do Acre (sede)"],
+                  living_person_declaration=True)
+    app.install_municipality(case, PRESIDENT, date(1993, 7, 1), mayor="M", vice_mayor="V", councillors=["C1"])
+    deadlines = app.get_case(case).deadlines
+    assert deadlines[f"ledger-transfer:{CAPIXABA}"]["due_on"] == date(1993, 8, 30)
+    assert deadlines[f"ledger-transfer:{ACRELANDIA}"]["who"] == "origin-municipality"
+    assert deadlines[f"personnel-documents:{CAPIXABA}"]["status"] == "missed"
+    assert deadlines["organic-law"]["due_on"] == date(1994, 1, 3)  # 1994-01-01 is a holiday, 02 a Sunday
