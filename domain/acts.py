@@ -43,9 +43,6 @@ class ActContext:
     today: date
     statute: Statute
 
-    def at(self, occurred_on: date) -> ActContext:
-        return replace(self, occurred_on=occurred_on)
-
     def require_competent(self, act: str, article: str, municipality: str | None = None) -> None:
         """Refuse unless the actor's role is a competent body for `act` (and acts for `municipality`)."""
         competent = self.statute.in_force("competence.act", self.occurred_on)

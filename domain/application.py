@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from importlib import resources
@@ -122,7 +122,6 @@ class Acted:
     number: str
     version: int
     result: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Tramita(Application):
@@ -553,14 +552,6 @@ class Tramita(Application):
 
     def verify_all(self) -> list[ChainReport]:
         return [self.verify(aggregate_id) for aggregate_id in self.aggregate_ids()]
-
-    def case_ids(self) -> list[UUID]:
-        ids = []
-        for aggregate_id in self.aggregate_ids():
-            first = next(iter(self.events.get(aggregate_id, lte=1)))
-            if isinstance(first, Case.PetitionFiled):
-                ids.append(aggregate_id)
-        return ids
 
     # ------------------------------------------------------------------ repository helpers
 

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from domain.errors import LegalRuleError, RuleNotInForceError
+from domain.errors import RuleNotInForceError
 
 COMPARISONS = {
     ">=": lambda found, required: found >= required,
@@ -169,9 +169,3 @@ def shipped_statute() -> Statute:
     """The statute data shipped with the package (read once per process)."""
     with resources.files("domain.statute").joinpath("lc35.toml").open("rb") as file:
         return Statute(tomllib.load(file))
-
-
-def require(parameter: Parameter, found: Any, message: str, **figures: Any) -> None:
-    """Refuse with the parameter's article unless `found` satisfies it."""
-    if not parameter.holds(found):
-        raise LegalRuleError(parameter.article, message, required=str(parameter.value), found=str(found), **figures)
