@@ -344,7 +344,7 @@ class Tramita(Application):
                 changed.append(toponyms_register)
             for code in frozen:
                 registry[code].unfreeze(ctx, str(c.id), c.number)
-            return changed + [m for m in registry.values() if m not in changed]
+            return changed + [m for m in registry.values() if all(m is not c for c in changed)]
 
         return self._act(case, actor, occurred_on, expected_version, command)
 
