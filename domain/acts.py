@@ -113,20 +113,8 @@ class ChainedAggregate(Aggregate):
         rule_versions: dict[str, str] | None = None, **fields: Any,
     ) -> A:
         """Create the aggregate with its first, chained event."""
-        draft = event_class(
-            originator_topic=get_topic(cls),
-            originator_id=id,
-            originator_version=cls.INITIAL_VERSION,
-            timestamp=ctx.recorded_at,
-            occurred_on=ctx.occurred_on,
-            actor=ctx.actor.as_dict(),
-            article=article,
-            rule_versions=dict(rule_versions or {}),
-            prev_hash=chain.GENESIS,
-            hash="",
-            **fields,
-        )
-        event = replace(draft, hash=chain.hash_of(draft))
+        event = _chained_event(event_class, ctx, article, rule_versions, chain.GENESIS, originator_topic=get_topic(cls),
+                               originator_id=id, originator_version=cls.INITIAL_VERSION, **fields)
         aggregate = event.mutate(None)
         aggregate.pending_events.append(event)
         return aggregate
@@ -136,21 +124,19 @@ class ChainedAggregate(Aggregate):
         rule_versions: dict[str, str] | None = None, **fields: Any,
     ) -> None:
         """Append one chained event: attribution, legal date, recording time, rule versions, hashes."""
-        draft = event_class(
-            originator_id=self.id,
-            originator_version=self.version + 1,
-            timestamp=ctx.recorded_at,
-            occurred_on=ctx.occurred_on,
-            actor=ctx.actor.as_dict(),
-            article=article,
-            rule_versions=dict(rule_versions or {}),
-            prev_hash=self.last_hash,
-            hash="",
-            **fields,
-        )
-        event = replace(draft, hash=chain.hash_of(draft))
+        event = _chained_event(event_class, ctx, article, rule_versions, self.last_hash, originator_id=self.id,
+                               originator_version=self.version + 1, **fields)
         event.mutate(self)
         self.pending_events.append(event)
+
+
+def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_versions: dict[str, str] | None,
+                   prev_hash: str, **fields: Any) -> Any:
+    """The event with the act's attribution, its recording time, and its hash over all of that."""
+    draft = event_class(timestamp=ctx.recorded_at, occurred_on=ctx.occurred_on, actor=ctx.actor.as_dict(),
+                        article=article, rule_versions=dict(rule_versions or {}), prev_hash=prev_hash, hash="",
+                        **fields)
+    return replace(draft, hash=chain.hash_of(draft))
 
 
 def require_legal_date(ctx: ActContext, not_before: date | None, what: str = "the case's previous act") -> None:
