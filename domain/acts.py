@@ -139,6 +139,13 @@ def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_v
     return replace(draft, hash=chain.hash_of(draft))
 
 
+def require_date(field: str, value: Any) -> date:
+    """A legal date is a calendar day (not a timestamp, not text): anything else is refused naming the field."""
+    if type(value) is not date:
+        raise InvalidActError(field, f"{value!r} is not a date (YYYY-MM-DD)")
+    return value
+
+
 def require_legal_date(ctx: ActContext, not_before: date | None, what: str = "the case's previous act") -> None:
     """An act's legal date is not in the future and not before the previous act it follows."""
     if ctx.occurred_on > ctx.today:

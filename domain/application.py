@@ -21,7 +21,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoding
 
 from domain import chain
-from domain.acts import ActContext, Actor, ChainedAggregate
+from domain.acts import ActContext, Actor, ChainedAggregate, require_date
 from domain.calendar import Calendar
 from domain.case import DISTRICT_KINDS, NEW_MUNICIPALITY_KINDS, Case, case_id_for
 from domain.errors import (
@@ -145,6 +145,7 @@ class Tramita(Application):
 
     def context(self, actor: Actor, occurred_on: date) -> ActContext:
         """The act's circumstances; `today` is the recording day in Rio Branco (the legal time zone)."""
+        require_date("occurred_on", occurred_on)
         recorded_at = self.clock()
         if recorded_at.tzinfo is None:
             raise ValueError("the clock must give timezone-aware datetimes")

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID, uuid5
 
-from domain.acts import ActContext, ChainedAggregate, refuse, require_legal_date
+from domain.acts import ActContext, ChainedAggregate, refuse, require_date, require_legal_date
 from domain.calendar import Calendar
 from domain.errors import ActOutOfOrderError, InvalidActError
 from domain.registry import REGISTRY_NAMESPACE
@@ -630,7 +630,7 @@ class Case(ChainedAggregate):
         if self.plebiscite is None:
             raise ActOutOfOrderError("art-12", "the TRE schedules a plebiscite the Assembly decreed (Art. 11)")
         self._require_not(self.result, "art-12", "the result was already homologated")
-        if plebiscite_date < ctx.occurred_on:
+        if require_date("plebiscite_date", plebiscite_date) < ctx.occurred_on:
             raise InvalidActError("plebiscite_date", "the plebiscite cannot be fixed before its resolution")
         self._record(self.PlebisciteScheduled, ctx, article="art-12", resolution=resolution,
                      plebiscite_date=plebiscite_date)
@@ -642,7 +642,7 @@ class Case(ChainedAggregate):
         if self.plebiscite is None or self.plebiscite["scheduled_for"] is None:
             raise ActOutOfOrderError("art-13", "a result is homologated after the TRE scheduled the plebiscite")
         self._require_not(self.result, "art-13", "the result was already homologated")
-        if not (self.plebiscite["scheduled_for"] <= voted_on <= ctx.occurred_on):
+        if not (self.plebiscite["scheduled_for"] <= require_date("voted_on", voted_on) <= ctx.occurred_on):
             raise InvalidActError("voted_on", f"the vote falls between the scheduled date "
                                   f"{self.plebiscite['scheduled_for'].isoformat()} and the homologation")
         expected = self.municipalities if self.kind == "fusion" else ["area"]
@@ -1044,6 +1044,18 @@ class Case(ChainedAggregate):
         return self.municipalities + ([self.receiving] if self.receiving else [])
 
     # ================================================================== guards
+
+    #: Free-text references an act must name (its decree, resolution, bill, law, document, reason, ...).
+    REFERENCE_FIELDS = ("decree", "resolution", "bill", "law", "document", "organic_law", "act", "reason",
+                        "justification", "mayor", "vice_mayor", "administrator")
+
+    def _record(self, event_class: type[Any], ctx: ActContext, **fields: Any) -> None:
+        """Every act names its references: an empty decree, law or document is refused naming the field."""
+        for name in self.REFERENCE_FIELDS:
+            if name in fields and not (isinstance(fields[name], str) and fields[name].strip()):
+                raise InvalidActError(name, "is required: the act cites it")
+        super()._record(event_class, ctx, **fields)
+
 
     def _admit(self, ctx: ActContext, act: str | None, article: str, municipality: str | None = None) -> None:
         """Every act: the case is live, the legal date is sound, the actor is the competent body.

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
-from domain.acts import ActContext, ChainedAggregate, refuse
+from domain.acts import ActContext, ChainedAggregate, refuse, require_date
 from domain.errors import InvalidActError
 from domain.names import Toponym, normalise_name
 
@@ -162,7 +162,7 @@ class Municipality(ChainedAggregate):
         ctx.require_role(competence.value[figure], competence.article, f"the {figure} figure")
         if not source.strip():
             raise InvalidActError("source", "a registry figure needs its source")
-        if as_of > ctx.occurred_on:
+        if require_date("as_of", as_of) > ctx.occurred_on:
             raise InvalidActError("as_of", "a figure cannot refer to a date after the act recording it")
         self._record(
             self.FigureRecorded, ctx, article=competence.article,

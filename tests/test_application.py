@@ -167,3 +167,33 @@ def test_the_database_url_selects_the_store():
     with pytest.raises(ValueError, match="unknown scheme"):
         persistence_env("mysql://x")
     assert PRESIDENT.role == "assembly-president"
+
+
+@pytest.mark.parametrize("occurred_on", ["2026-03-05", datetime(2026, 3, 5, 10, tzinfo=timezone.utc), None])
+def test_a_legal_date_that_is_not_a_calendar_day_is_refused_naming_the_field(memory_app, occurred_on):
+    case = open_incorporation(memory_app)
+    with pytest.raises(InvalidActError) as refusal:
+        memory_app.record_council_decree(case, municipal("council", BUJARI), occurred_on, municipality=BUJARI,
+                                         decree="DL", seats=9, yes_votes=5)
+    assert refusal.value.field == "occurred_on"
+
+
+@pytest.mark.parametrize("decree", ["", "   ", None])
+def test_an_act_without_its_decree_is_refused_naming_the_field_and_nothing_is_recorded(memory_app, decree):
+    case = open_incorporation(memory_app)
+    with pytest.raises(InvalidActError) as refusal:
+        memory_app.record_council_decree(case, municipal("council", BUJARI), date(2026, 3, 5), municipality=BUJARI,
+                                         decree=decree, seats=9, yes_votes=5)
+    assert refusal.value.field == "decree"
+    assert memory_app.get_case(case).version == 1
+
+
+def test_a_plebiscite_date_given_as_text_is_refused_naming_the_field(memory_app):
+    case = open_incorporation(memory_app)
+    for code in (BUJARI, XAPURI):
+        memory_app.record_council_decree(case, municipal("council", code), date(2026, 3, 5), municipality=code,
+                                         decree="DL", seats=9, yes_votes=5)
+    memory_app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 10), decree="DL 2")
+    with pytest.raises(InvalidActError) as refusal:
+        memory_app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res", plebiscite_date="2026-05-01")
+    assert refusal.value.field == "plebiscite_date"
