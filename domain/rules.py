@@ -79,6 +79,8 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
     seen: dict[str, int] = {}
     per_area = {area: 0 for area in areas}
     for index, signature in enumerate(signatures):
+        if not isinstance(signature, dict):
+            raise InvalidActError(f"signatures[{index}]", "a signature gives title, zone, section and area")
         for key in ("title", "zone", "section", "area"):
             if not str(signature.get(key, "")).strip():
                 raise InvalidActError(f"signatures[{index}].{key}", "is required (Art. 8: zone, section and title)")
@@ -111,6 +113,9 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
 
 def judge_plebiscite(statute: Statute, on: date, result: dict[str, Any], label: str = "") -> Judgement:
     """Art. 13: favourable only with turnout above half the registered and YES above half the turnout."""
+    if not isinstance(result, dict):
+        raise InvalidActError(f"populations.{label or 'area'}", "a result gives registered, turnout, yes, no, "
+                              "blank and void")
     registered = whole(result.get("registered"), "registered")
     turnout = whole(result.get("turnout"), "turnout")
     yes, no = whole(result.get("yes"), "yes"), whole(result.get("no"), "no")
