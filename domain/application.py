@@ -237,7 +237,8 @@ class Tramita(Application):
                        expected_version: int | None = None) -> Acted:
         """Art. 4 par. ún., Art. 32: a competent body's finding."""
         return self._act(case, actor, occurred_on, expected_version, lambda c, ctx: c.record_finding(
-            ctx, item=item, value=value, document=document, by_origin=by_origin, state_tax_revenue=state_tax_revenue))
+            ctx, item=item, value=value, document=document, by_origin=by_origin, state_tax_revenue=state_tax_revenue,
+            origin_figures=self._figures_on(c.municipalities, occurred_on) if c.kind == "creation" else None))
 
     def verify_requirements(self, case: str, actor: Actor, occurred_on: date,
                             expected_version: int | None = None) -> Acted:
@@ -268,9 +269,10 @@ class Tramita(Application):
 
     def decree_plebiscite(self, case: str, actor: Actor, occurred_on: date, *, decree: str,
                           expected_version: int | None = None) -> Acted:
-        """Art. 11: the Assembly decrees the plebiscite."""
-        return self._act(case, actor, occurred_on, expected_version,
-                         lambda c, ctx: c.decree_plebiscite(ctx, decree=decree))
+        """Art. 11: the Assembly decrees the plebiscite (a creation's requirements judged first if not yet met)."""
+        return self._act(case, actor, occurred_on, expected_version, lambda c, ctx: c.decree_plebiscite(
+            ctx, decree=decree, origin_figures=self._figures_on(c.municipalities, occurred_on)
+            if c.kind == "creation" else None))
 
     def schedule_plebiscite(self, case: str, actor: Actor, occurred_on: date, *, resolution: str,
                             plebiscite_date: date, expected_version: int | None = None) -> Acted:

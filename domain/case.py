@@ -15,7 +15,7 @@ from uuid import UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate, refuse, require_date, require_legal_date
 from domain.calendar import Calendar
-from domain.errors import ActOutOfOrderError, InvalidActError
+from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError
 from domain.registry import REGISTRY_NAMESPACE
 from domain.names import ToponymList, normalise_name
 from domain.rules import (
@@ -143,6 +143,15 @@ class Case(ChainedAggregate):
         def assign(self, case: Case) -> None:
             case.requirements = {"on": self.occurred_on, "verdicts": self.verdicts, "remainders": self.remainders}
             case.stage = "requirements-met"
+
+    class RequirementsLapsed(ChainedAggregate.Event):
+        """Art. 4, 5: a later finding breaks requirements recorded as met; the plebiscite waits again."""
+
+        reason: str
+
+        def assign(self, case: Case) -> None:
+            case.requirements = None
+            case.stage = "instruction"
 
     class CouncilDecreeRecorded(ChainedAggregate.Event):
         """Art. 28, 29, 30: a council's legislative decree (decreto legislativo) and its verdict."""
@@ -501,8 +510,14 @@ class Case(ChainedAggregate):
                      body=entry["body"], reason=reason)
 
     def record_finding(self, ctx: ActContext, *, item: str, value: Any, document: str,
-                       by_origin: dict[str, Any] | None = None, state_tax_revenue: Any = None) -> None:
-        """Art. 4 par. ún. / Art. 32: a competent body records its finding; it answers its open requisitions."""
+                       by_origin: dict[str, Any] | None = None, state_tax_revenue: Any = None,
+                       origin_figures: dict[str, dict[str, Any]] | None = None) -> None:
+        """Art. 4 par. ún. / Art. 32: a competent body records its finding; it answers its open requisitions.
+
+        In a creation case, the finding that completes Art. 4 records, in the same save, that the requirements
+        are met when Art. 5 also holds on the registry figures in force (`origin_figures`); otherwise the Mesa's
+        verification or the plebiscite decree judges them later and says what fails.
+        """
         article = "art-32" if item.startswith("art-31") else "art-4-par-unico"
         self._admit(ctx, None, article)
         if self.kind == "fusion":
@@ -512,6 +527,9 @@ class Case(ChainedAggregate):
             raise InvalidActError("item", f"{item!r} is not a finding of a {self.kind} case ({', '.join(allowed)})")
         if self.kind != "extinction":
             self._require_not(self.law, article, "the law was already enacted")
+        if self.kind == "creation" and self.plebiscite is not None:
+            raise ActOutOfOrderError("art-11", f"the plebiscite was decreed on {self.plebiscite['decreed_on']} on the "
+                                     f"requirements then met; findings are no longer recorded")
         competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
         ctx.require_role(competence.value[item], competence.article, f"the {item} finding")
         if not document.strip():
@@ -526,6 +544,16 @@ class Case(ChainedAggregate):
             key = f"requisition-answer:{requisition}"
             if entry["body"] == ctx.actor.role and self._deadline_open(key):
                 self._close_deadline(ctx, key, "finding-recorded")
+        if self.kind == "creation" and origin_figures is not None:
+            self._rejudge_requirements(ctx, origin_figures)
+
+    def _rejudge_requirements(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
+        """After a creation's finding: record the requirements met, or lapsed if a new finding breaks them."""
+        try:
+            self._record_requirements_met(ctx, origin_figures)
+        except LegalRuleError as refusal:
+            if self.requirements is not None:
+                self._record(self.RequirementsLapsed, ctx, article=refusal.article, reason=refusal.message)
 
     def verify_requirements(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
         """Art. 4 and 5: every item holds for the new municipality, and every origin keeps them after the split.
@@ -536,6 +564,10 @@ class Case(ChainedAggregate):
         if self.kind != "creation":
             raise ActOutOfOrderError("art-4", f"requirements are verified in a creation case, not {self.kind}")
         self._require_not(self.requirements, "art-11", "the requirements were already verified")
+        self._record_requirements_met(ctx, origin_figures)
+
+    def _record_requirements_met(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
+        """Judge Art. 4 I-VI and Art. 5; record that they are met, or refuse naming the first that fails."""
         judgement = Judgement(holds=True)
         missing = [item for item in ART_4_ITEMS if item not in self.findings]
         missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
@@ -612,15 +644,21 @@ class Case(ChainedAggregate):
         self._record(self.PlebisciteDispensed, ctx, article="art-1-I", rule_versions=judgement.versions,
                      justification=justification, figures=judgement.figures)
 
-    def decree_plebiscite(self, ctx: ActContext, *, decree: str) -> None:
-        """Art. 11: once the requirements hold (or the councils approved), the Assembly decrees the plebiscite."""
+    def decree_plebiscite(self, ctx: ActContext, *, decree: str,
+                          origin_figures: dict[str, dict[str, Any]] | None = None) -> None:
+        """Art. 11: once the requirements hold (or the councils approved), the Assembly decrees the plebiscite.
+
+        A creation whose requirements were not yet recorded as met is judged now (Art. 4, 5), in the same save.
+        """
         self._admit(ctx, "plebiscite-decreed", "art-11")
         if self.kind not in MUNICIPAL_KINDS:
             raise ActOutOfOrderError("art-11", f"a {self.kind} case holds no plebiscite")
         self._require_not(self.plebiscite or self.dispensation, "art-11", "the plebiscite was already decided")
         if self.kind == "creation" and self.requirements is None:
-            raise ActOutOfOrderError("art-11", "the plebiscite is decreed once the Art. 4 requirements are "
-                                     "verified; they are not yet")
+            if origin_figures is None:
+                raise ActOutOfOrderError("art-11", "the plebiscite is decreed once the Art. 4 requirements are "
+                                         "verified; they are not yet")
+            self._record_requirements_met(ctx, origin_figures)
         self._require_councils(ctx)
         self._record(self.PlebisciteDecreed, ctx, article="art-11", decree=decree)
 

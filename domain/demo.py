@@ -117,7 +117,6 @@ def instruct_and_vote_1992(app: Tramita, case: str) -> None:
     for actor, item, value, by_origin, tax in FINDINGS_1991:
         app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
                            state_tax_revenue=tax, document=f"Laudo {item} 1991")
-    app.verify_requirements(case, MESA, date(1991, 12, 26))
     _plebiscite_to_bill(app, case, {"area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12,
                                              "void": 8}},
                         decreed=(date(1991, 12, 27), "Decreto Legislativo 12/1991"),
@@ -205,7 +204,6 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
         app.record_finding(case, bodies[body], answers[body], item=item, value=value, state_tax_revenue=tax,
                            document=f"Ofício {body.upper()} {item}")
     say(f"{case}: SETOP answered its requisition late (Art. 10: 30 days from receipt)")
-    app.verify_requirements(case, MESA, date(2026, 4, 22))
     _plebiscite_to_bill(app, case, {"area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250,
                                              "blank": 30, "void": 20}},
                         decreed=(date(2026, 5, 5), "Decreto Legislativo 7/2026"),

@@ -111,11 +111,11 @@ def record_findings(app: Tramita, case: str, on: date, **values: Any) -> None:
 
 def creation_verified(app: Tramita, opened: date, origin: str = XAPURI, origin_figures: dict | None = None,
                       **findings: Any) -> str:
-    """A Governor's creation from one origin, with findings on day 1 and requirements verified on day 5."""
+    """A Governor's creation from one origin whose findings on day 1 meet the requirements (Art. 4, 5)."""
     record_origin(app, origin, opened, **(origin_figures or ORIGIN))
     case = open_creation(app, opened, (origin,))
     record_findings(app, case, day(opened, 1), **findings)
-    app.verify_requirements(case, MESA, day(opened, 5))
+    assert app.get_case(case).stage == "requirements-met"
     return case
 
 
@@ -567,13 +567,43 @@ def test_requisitions_are_not_issued_for_a_governor_s_initiative():
 # ============================================================================== Art. 11 (the plebiscite decree)
 
 
-def test_the_plebiscite_is_not_decreed_before_the_requirements_are_verified():
+def test_the_plebiscite_is_not_decreed_before_every_art_4_finding_is_recorded():
+    app = new_app()
+    record_origin(app, XAPURI, date(2026, 3, 1), **ORIGIN)
+    case = open_creation(app, date(2026, 3, 2))
+    app.record_finding(case, IBGE, date(2026, 3, 3), item="art-4-I", value=3000, document="Laudo")
+    refused(app, case, lambda: app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 4), decree="DL 1"),
+            article="art-4-par-unico", contains=("findings missing", "art-4-II", "art-4-VI"))
+
+
+def test_the_finding_that_completes_art_4_records_the_requirements_met_in_the_same_save():
     app = new_app()
     record_origin(app, XAPURI, date(2026, 3, 1), **ORIGIN)
     case = open_creation(app, date(2026, 3, 2))
     record_findings(app, case, date(2026, 3, 3))
-    refused(app, case, lambda: app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 4), decree="DL 1"),
-            article="art-11", error=ActOutOfOrderError)
+    last_two = app.timeline(case)[-2:]
+    assert [row["type"] for row in last_two] == ["Case.FindingRecorded", "Case.RequirementsVerified"]
+    assert last_two[1]["rule_versions"]["art-4-I.population"] == "art-4-I.population@1991-12-18"
+
+
+def test_a_later_finding_that_breaks_the_requirements_makes_them_lapse_until_met_again():
+    app = new_app()
+    case = creation_verified(app, date(2026, 3, 2))
+    app.record_finding(case, SETOP, date(2026, 3, 5), item="art-4-V", value=False, document="Laudo 2")
+    assert app.get_case(case).requirements is None
+    assert app.timeline(case)[-1]["type"] == "Case.RequirementsLapsed"
+    refused(app, case, lambda: app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 6), decree="DL 1"),
+            article="art-4-V")
+    app.record_finding(case, SETOP, date(2026, 3, 7), item="art-4-V", value=True, document="Laudo 3")
+    app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 8), decree="DL 1")
+
+
+def test_no_finding_is_recorded_after_the_plebiscite_was_decreed_on_the_requirements_then_met():
+    app = new_app()
+    case = creation_verified(app, date(2026, 3, 2))
+    app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 6), decree="DL 1")
+    refused(app, case, lambda: app.record_finding(case, SETOP, date(2026, 3, 7), item="art-4-V", value=False,
+                                                  document="Laudo 2"), article="art-11", error=ActOutOfOrderError)
 
 
 def test_the_plebiscite_is_decreed_once_the_requirements_are_verified():
@@ -757,7 +787,6 @@ def test_once_created_a_name_cannot_be_given_again():
     record_origin(app, CAPIXABA, date(1992, 4, 1), **ORIGIN)
     case = open_creation(app, date(1992, 4, 2), (CAPIXABA,))
     record_findings(app, case, date(1992, 4, 3))
-    app.verify_requirements(case, MESA, date(1992, 4, 6))
     plebiscite(app, case, date(1992, 4, 7))
     refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1992, 5, 20), **{**LAW, "name": "Vila Nova"}),
             article="art-17-par-unico", contains=("Vila Nova",))
@@ -1296,7 +1325,6 @@ def test_personnel_documents_sent_on_the_installation_day_are_on_time_and_unsent
                            state_tax_revenue=STATE_TAX_REVENUE if item == "art-4-III" else None)
     for actor, item in ((SETOP, "art-4-V"), (PGE, "art-4-VI"), (SECTMA, "art-4-VI")):
         app.record_finding(case, actor, date(1992, 2, 4), item=item, value=True, document="L")
-    app.verify_requirements(case, MESA, date(1992, 2, 8))
     plebiscite(app, case, date(1992, 2, 9))
     app.enact_law(case, GOVERNOR, date(1992, 3, 20), name="Vila Nova", **{**LAW, "seat_origin": XAPURI})
     app.send_personnel_documents(case, municipal("municipality", XAPURI), date(1993, 1, 1), origin=XAPURI,
