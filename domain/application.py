@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from fractions import Fraction
 from importlib import resources
 from typing import Any, TypeVar
 from uuid import UUID, uuid5
@@ -689,8 +690,6 @@ def _law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality])
         shares = case.law["contents"]["reintegration"]
         area = figures_of(extinct).get("area_km2")
         for code, share_text in shares.items():
-            from fractions import Fraction
-
             share = Fraction(share_text)
             gained = {"area_km2": None if area is None else
                       (Decimal(share.numerator) * area / Decimal(share.denominator)).quantize(Decimal("0.001"))}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -459,8 +460,12 @@ class Case(ChainedAggregate):
                 if missing:
                     raise refuse("art-9", f"a {initiator}'s initiative must come with the Art. 4 documents; "
                                  f"missing: {', '.join(missing)}", missing=missing)
-        impediments, gate_versions = _federal_gate(ctx, kind)
+        closed_since, gate_versions = _federal_gate(ctx, kind)
         versions.update(gate_versions)
+        impediments = [] if closed_since is None else [{
+            "article": "cf-art-18-par-4",
+            "message": "no federal complementary law sets the period for this act (EC 15/1996); the law "
+                       "enacting it will be refused while the gate is closed"}]
         freezing = kind in MUNICIPAL_KINDS
         freezes = municipalities + ([receiving] if receiving else []) if freezing else []
         return cls._start(
@@ -766,7 +771,7 @@ class Case(ChainedAggregate):
             versions.update(self._judge_federal_gate(ctx))
         if self.kind in NEW_MUNICIPALITY_KINDS:
             seat = self.result["seat"] if self.kind == "fusion" else name
-            versions.update(self._judge_law_contents(name, seat, limits, comarca, districts))
+            self._judge_law_contents(name, seat, limits, comarca, districts)
             versions.update(check_name(toponyms or ToponymList.shipped(), name or "", "art-17-par-unico",
                                        living_person_declaration))
             new_municipality = ibge_code or f"new:{self.number}"
@@ -792,7 +797,7 @@ class Case(ChainedAggregate):
                                     who="origin-municipality", municipality=origin)
 
     def _judge_law_contents(self, name: str | None, seat: str | None, limits: str, comarca: str,
-                            districts: list[str] | None) -> dict[str, str]:
+                            districts: list[str] | None) -> None:
         """Art. 17 I-IV: the law names the municipality after its seat, gives limits, comarca and districts."""
         if not (name or "").strip():
             raise refuse("art-17-I", "the law names the new municipality")
@@ -804,7 +809,6 @@ class Case(ChainedAggregate):
             raise refuse("art-17-III", "the law states the comarca it belongs to")
         if not districts:
             raise refuse("art-17-IV", "the law lists the districts with their boundaries")
-        return {}
 
     def _legislation_of(self, seat_origin: str | None, origin_figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """Art. 21: the seat's origin's legislation (creation), or the largest-revenue origin's (fusion)."""
@@ -824,14 +828,13 @@ class Case(ChainedAggregate):
 
     def _judge_federal_gate(self, ctx: ActContext) -> dict[str, str]:
         """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law."""
-        gated = ctx.statute.in_force("cf-art-18-par-4.gated-kinds", ctx.occurred_on)
-        period = ctx.statute.in_force("cf-art-18-par-4.federal-period", ctx.occurred_on)
-        if self.kind in gated.value and period.value == "closed":
-            raise refuse("cf-art-18-par-4", f"since {period.effective_from.isoformat()} a {self.kind} law needs "
+        closed_since, versions = _federal_gate(ctx, self.kind)
+        if closed_since is not None:
+            raise refuse("cf-art-18-par-4", f"since {closed_since.isoformat()} a {self.kind} law needs "
                          f"the period of a federal complementary law, and none is open on "
                          f"{ctx.occurred_on.isoformat()} (EC 15/1996; STF ADPF 819)",
-                         gate_since=period.effective_from.isoformat())
-        return {gated.id: gated.version, period.id: period.version}
+                         gate_since=closed_since.isoformat())
+        return versions
 
     def _judge_district_findings(self, ctx: ActContext) -> dict[str, str]:
         """Art. 31 par. ún. I-III: buildings, population and the boundary description all hold."""
@@ -1038,7 +1041,7 @@ class Case(ChainedAggregate):
                      calendar_version=calendar_version, moved_over=moved)
 
     def _deadline_open(self, key: str) -> bool:
-        return self.deadlines.get(key, {}).get("closed_by") is None and key in self.deadlines
+        return key in self.deadlines and self.deadlines[key]["closed_by"] is None
 
     def _close_deadline(self, ctx: ActContext, key: str, closing_act: str) -> None:
         """The closing act meets a deadline: on time when dated on or before the due day (late ones stay late)."""
@@ -1054,9 +1057,7 @@ class Case(ChainedAggregate):
         """RULES step 7: the case is concluded when every obligation after installation is closed."""
         if self.installation is None or self.concluded_on is not None:
             return
-        open_deadlines = [k for k in self.deadlines if self._deadline_open(k)]
-        open_communications = [c for c in self.communications_due(ctx) if c not in self.communications]
-        if not open_deadlines and not open_communications and self.remuneration is not None:
+        if not any(self.obligations(ctx).values()):
             self._record(self.CaseConcluded, ctx, article="art-19")
 
     # ================================================================== state questions
@@ -1234,16 +1235,12 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
                 raise InvalidActError("areas[].municipality", f"{area.get('municipality')} is not an origin")
 
 
-def _federal_gate(ctx: ActContext, kind: str) -> tuple[list[dict[str, str]], dict[str, str]]:
-    """CF art. 18 §4: a case opened while the gate is closed shows it as an open impediment."""
+def _federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:
+    """CF art. 18 §4 on the act's date: since when the gate is closed for this kind (None: open), and versions."""
     gated = ctx.statute.in_force("cf-art-18-par-4.gated-kinds", ctx.occurred_on)
     period = ctx.statute.in_force("cf-art-18-par-4.federal-period", ctx.occurred_on)
-    versions = {gated.id: gated.version, period.id: period.version}
-    if kind in gated.value and period.value == "closed":
-        return [{"article": "cf-art-18-par-4",
-                 "message": "no federal complementary law sets the period for this act (EC 15/1996); the law "
-                            "enacting it will be refused while the gate is closed"}], versions
-    return [], versions
+    closed = kind in gated.value and period.value == "closed"
+    return (period.effective_from if closed else None), {gated.id: gated.version, period.id: period.version}
 
 
 def _remainder(known: Any, portion: Any) -> Any:
@@ -1266,8 +1263,6 @@ def _chosen_seat(seat_votes: dict[str, Any]) -> str:
 
 def _reintegration(shares: dict[str, Any]) -> dict[str, str]:
     """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1)."""
-    from fractions import Fraction
-
     if not shares:
         raise refuse("art-37-par-unico", "the law states the origin(s) the territory returns to, with shares")
     parsed = {code: Fraction(str(value)) for code, value in shares.items()}
