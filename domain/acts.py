@@ -82,6 +82,7 @@ class Attributed:
 
     def apply(self, aggregate: Any) -> None:
         aggregate.last_hash = self.hash
+        aggregate.last_act, aggregate.last_act_on = type(self).__name__, self.occurred_on
         aggregate.last_occurred_on = max(getattr(aggregate, "last_occurred_on", None) or self.occurred_on,
                                          self.occurred_on)
         self.assign(aggregate)
@@ -93,7 +94,8 @@ class Attributed:
 class ChainedAggregate(Aggregate):
     """An aggregate whose events all carry the act's attribution and a per-aggregate hash chain.
 
-    Its state holds `last_hash` (the chain's head) and `last_occurred_on` (the latest legal date).
+    Its state holds `last_hash` (the chain's head), `last_occurred_on` (the latest legal date) and the last act
+    applied with its legal date (`last_act`, `last_act_on`).
     """
 
     class Created(Attributed, Aggregate.Created):

@@ -1,0 +1,79 @@
+"""RULES.md, Deadlines: an alert that a statutory deadline is about to be, or has been, missed.
+
+An alert is its own aggregate, one per (case, deadline, kind), with an id derived from those three: recording
+it twice, by a repeated scan, a restarted scheduler or a second one, meets the existing id and records nothing.
+The judgement of which alert is due on a day is made here, from the case's deadline as recorded and the legal
+date of the scan (the alert clock's day in Rio Branco); applying the event only assigns.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+from uuid import NAMESPACE_URL, UUID, uuid5
+
+from domain.acts import ActContext, ChainedAggregate
+
+ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
+
+MISSED = "missed"
+
+
+def due_soon(days: int) -> str:
+    """The kind of an alert raised `days` or fewer days before the due day."""
+    return f"due-in-{days}-days"
+
+
+def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]) -> str | None:
+    """RULES.md, Deadlines: which alert, if any, a deadline calls for on the legal day `today`.
+
+    A deadline is missed once its last day has ended (the day after it, in Rio Branco) while no closing act is
+    recorded; before that it is due soon when at most a threshold's days remain (the smallest such threshold).
+    A closed deadline, on time or late, calls for none; nor does one whose due date is not yet known.
+    """
+    if deadline["closed_by"] is not None or deadline["due_on"] is None:
+        return None
+    left = (deadline["due_on"] - today).days
+    if left < 0:
+        return MISSED
+    near = [t for t in thresholds if left <= t]
+    return due_soon(min(near)) if near else None
+
+
+class Alert(ChainedAggregate):
+    """A compliance alert on one statutory deadline of one case."""
+
+    @staticmethod
+    def id_for(case_id: UUID | str, deadline: str, kind: str) -> UUID:
+        return uuid5(ALERTS_NAMESPACE, f"{case_id}:{deadline}:{kind}")
+
+    class Raised(ChainedAggregate.Created):
+        """The deadline named is due soon or missed: who must act, under which article, by which day."""
+
+        case_id: str
+        case_number: str
+        deadline: str
+        kind: str
+        rule: str
+        who: str
+        municipality: str | None
+        due_on: date
+        days_overdue: int
+        raised_at: datetime
+
+        def assign(self, alert: Alert) -> None:
+            alert.case_id, alert.case_number, alert.deadline = self.case_id, self.case_number, self.deadline
+            alert.kind, alert.rule, alert.article, alert.who = self.kind, self.rule, self.article, self.who
+            alert.municipality, alert.due_on, alert.days_overdue = self.municipality, self.due_on, self.days_overdue
+            alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
+
+    @classmethod
+    def raise_for(cls, ctx: ActContext, *, case_id: UUID, case_number: str, key: str, deadline: dict[str, Any],
+                  kind: str) -> Alert:
+        """Record the alert `kind` on the deadline `key` (already judged due by `alert_due`)."""
+        return cls._start(
+            cls.Raised, ctx, id=cls.id_for(case_id, key, kind), article=deadline["article"],
+            case_id=str(case_id), case_number=case_number, deadline=key, kind=kind, rule=deadline["rule"],
+            who=deadline["who"], municipality=deadline["municipality"], due_on=deadline["due_on"],
+            days_overdue=max(0, (ctx.today - deadline["due_on"]).days), raised_at=ctx.recorded_at,
+        )
