@@ -6,11 +6,14 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 DEFAULT_DATABASE_URL = "sqlite:///var/tramita.sqlite"
+#: The projections `rebuild --projection` accepts (kept here so that `--help` imports nothing heavy).
+PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "municipalities")
 
 
 def system_clock() -> datetime:
@@ -22,12 +25,18 @@ def database_url() -> str:
     return os.environ.get("TRAMITA_DATABASE_URL", DEFAULT_DATABASE_URL)
 
 
-def build_application(url: str | None = None):  # noqa: ANN201 - imported lazily to keep `--help` fast
-    """The one place where the store, the clock and the statute are wired together."""
+def build_application(url: str | None = None, *, create_table: bool | None = None):  # noqa: ANN201
+    """The one place where the store, the clock and the statute are wired together.
+
+    Event tables are created by `tramita migrate`; on PostgreSQL no other command creates them (concurrent
+    workers creating them race), on SQLite and in memory every command may (one file, one writer).
+    """
     from domain.application import Tramita, persistence_env
 
     url = url or database_url()
-    env = persistence_env(url)
+    if create_table is None:
+        create_table = not url.startswith(("postgresql://", "postgres://"))
+    env = persistence_env(url, create_table=create_table)
     if "SQLITE_DBNAME" in env:
         Path(env["SQLITE_DBNAME"]).parent.mkdir(parents=True, exist_ok=True)
     return Tramita(env, clock=system_clock)
@@ -82,6 +91,62 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def build_projector(app, names: Sequence[str] | None = None, **options):  # noqa: ANN001, ANN201
+    from projections.projector import Projector
+    from projections.store import open_store
+
+    return Projector(app, open_store(database_url()), names=names, **options)
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Create the event store's tables and the projections' tables, once, before any worker starts."""
+    projector = build_projector(build_application(create_table=True))
+    created = projector.migrate()
+    print(f"migrated: event store ready; projections created: {', '.join(created) or 'none (all present)'}")
+    return 0
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    """Keep the projections current until SIGTERM or Ctrl-C (the batch in progress commits or rolls back)."""
+    import signal
+    import threading
+
+    from projections.projector import new_events_waiter
+
+    app = build_application()
+    projector = build_projector(app, batch_size=args.batch_size)
+    if args.once:
+        print(f"projected {projector.catch_up()} notifications; positions {projector.positions()}")
+        return 0
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(f"projector following the event log from {projector.positions()}", flush=True)
+    projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop))
+    print(f"projector stopped at {projector.positions()}", flush=True)
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Rebuild projections from the first event beside the live tables, then swap them in."""
+    app = build_application()
+    names = [args.projection] if args.projection else None
+    projector = build_projector(app, names, batch_size=args.batch_size)
+    started = time.monotonic()
+
+    def progress(position: int, total: int) -> None:
+        width = 30
+        filled = width * position // total if total else width
+        rate = position / max(time.monotonic() - started, 1e-9)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {position}/{total} notifications, {rate:,.0f}/s",
+              end="", file=sys.stderr, flush=True)
+
+    count = projector.rebuild(progress)
+    print(file=sys.stderr)
+    print(f"rebuilt {', '.join(projector.names)} from {count} notifications in {time.monotonic() - started:.1f}s")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
@@ -95,6 +160,17 @@ def parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="recompute hash chains; exit 1 if any was altered")
     verify.add_argument("case", nargs="?", help="case number or id (default: every chain)")
     verify.set_defaults(run=cmd_verify)
+    commands.add_parser("migrate", help="create the event store's and the projections' tables (once)"
+                        ).set_defaults(run=cmd_migrate)
+    project = commands.add_parser("project", help="keep the projections current (stops on SIGTERM / Ctrl-C)")
+    project.add_argument("--once", action="store_true", help="catch up with the log and exit")
+    project.add_argument("--batch-size", type=int, default=500, help="notifications per transaction")
+    project.add_argument("--poll", type=float, default=0.5, help="seconds between polls when idle")
+    project.set_defaults(run=cmd_project)
+    rebuild = commands.add_parser("rebuild", help="rebuild projections from the first event, then swap them in")
+    rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
+    rebuild.add_argument("--batch-size", type=int, default=1000, help="notifications per transaction")
+    rebuild.set_defaults(run=cmd_rebuild)
     return top
 
 

@@ -1,0 +1,133 @@
+"""Rows of the read models, each a pure function of one aggregate's state.
+
+Because a row depends on its own aggregate only, replaying the log from the first event (rebuild) and following
+it batch by batch (the projector) give the same tables: each aggregate's rows are those of its latest state.
+Nothing here reads the clock: "due soon" and "missed" of a still-open deadline are decided when queried.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from domain.alerts import Alert
+from domain.case import Case
+from domain.names import normalise_name
+from domain.registry import Municipality
+
+Row = tuple[Any, ...]
+
+
+def kind_of(aggregate: Any) -> str | None:
+    """The aggregate kind a projection reads ("case", "municipality", "alert"), or None."""
+    return KINDS.get(type(aggregate))
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _iso(value: date | datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _open_deadlines(case: Case) -> list[tuple[str, dict[str, Any]]]:
+    return [(key, d) for key, d in case.deadlines.items() if d["closed_by"] is None]
+
+
+def case_rows(case: Case) -> list[Row]:
+    """The `cases` row: where the case stands, what is next due, and its last act."""
+    open_deadlines = _open_deadlines(case)
+    dated = sorted((d["due_on"], key) for key, d in open_deadlines if d["due_on"] is not None)
+    next_key = dated[0][1] if dated else None
+    following = case.deadlines[next_key] if next_key else {}
+    closed = case.archived is not None or case.concluded_on is not None
+    law = case.law or {}
+    name = law.get("name") or case.proposed_name
+    words = [case.number, name, case.proposed_name, case.district, law.get("seat"), law.get("law")]
+    return [(
+        str(case.id), case.number, case.kind, case.stage, case.initiator, to_json(case.municipalities),
+        case.receiving, name, case.district, law.get("seat"), case.new_municipality, to_json(case.impediments),
+        0 if closed else len(case.impediments), to_json(case.frozen), len(open_deadlines),
+        _iso(following.get("due_on")), next_key, following.get("article"), following.get("who"),
+        case.last_act, _iso(case.last_act_on), _iso(case.modified_on), _iso(case.opened_on), law.get("law"),
+        _iso(law.get("on")), _iso(case.concluded_on), _iso((case.archived or {}).get("on")), case.version,
+        " ".join(normalise_name(w) for w in words if w),
+    )]
+
+
+def case_municipality_rows(case: Case) -> list[Row]:
+    """Which municipalities a case concerns, and how: origin, receiving, new."""
+    roles = [(code, "origin") for code in case.municipalities]
+    roles += [(case.receiving, "receiving")] if case.receiving else []
+    roles += [(case.new_municipality, "new")] if case.new_municipality else []
+    return sorted({(str(case.id), code, role) for code, role in roles})
+
+
+def deadline_rows(case: Case) -> list[Row]:
+    """One row per statutory deadline of the case, as recorded (open, missed, met-on-time, met-late)."""
+    return [(
+        str(case.id), key, case.number, case.kind, d["rule"], d["article"], d["who"], d["municipality"],
+        _iso(d["starts_on"]), _iso(d["due_on"]), d["status"], d["closed_by"], _iso(d["closed_on"]), d["days_late"],
+    ) for key, d in case.deadlines.items()]
+
+
+def freeze_rows(municipality: Municipality) -> list[Row]:
+    """Art. 38: every freeze of the municipality, active or lifted, with the blocking case."""
+    return [(
+        municipality.key, f["case_id"], _iso(f["since"]), municipality.name, f["case_number"], _iso(f["lifted_on"]),
+        int(f["lifted_on"] is None),
+    ) for f in municipality.freezes]
+
+
+def municipality_rows(municipality: Municipality) -> list[Row]:
+    """The registry entry: the latest figure of each kind (by its as-of date), districts, freeze state."""
+    latest = {}
+    for figure, history in municipality.figures.items():
+        if history:
+            latest[figure] = max(history, key=lambda entry: entry["as_of"])
+    active = [f["case_number"] for f in municipality.freezes if f["lifted_on"] is None]
+    return [(
+        municipality.key, municipality.name, municipality.uf, to_json(latest), to_json(municipality.districts),
+        int(bool(active)), to_json(active), to_json(municipality.ceased), municipality.created_by_case,
+        normalise_name(municipality.name), municipality.version,
+    )]
+
+
+def alert_rows(alert: Alert) -> list[Row]:
+    return [(
+        str(alert.id), alert.case_id, alert.case_number, alert.deadline, alert.kind, alert.rule, alert.article,
+        alert.who, alert.municipality, _iso(alert.due_on), alert.days_overdue, _iso(alert.raised_on),
+        _iso(alert.raised_at),
+    )]
+
+
+KINDS: dict[type, str] = {Case: "case", Municipality: "municipality", Alert: "alert"}
+
+#: table name -> the function giving its rows from one aggregate's state.
+ROWS: dict[str, Callable[[Any], list[Row]]] = {
+    "cases": case_rows,
+    "case_municipalities": case_municipality_rows,
+    "deadlines": deadline_rows,
+    "freezes": freeze_rows,
+    "alerts": alert_rows,
+    "municipalities": municipality_rows,
+}
+
+#: aggregate kind -> the value of a table's `owner` column for one aggregate.
+OWNERS: dict[str, Callable[[Any], str]] = {
+    "case": lambda case: str(case.id),
+    "municipality": lambda municipality: municipality.key,
+    "alert": lambda alert: str(alert.id),
+}

@@ -1,0 +1,88 @@
+"""The read models' tables: one definition, created on SQLite and PostgreSQL alike.
+
+Dates are ISO text (they sort as dates), lists and maps are JSON text. Constraint and index names carry a
+build token, so that `rebuild` can build a projection's tables beside the live ones and swap them in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    key: tuple[str, ...]
+    owner: str
+    """The column naming the aggregate whose state the row comes from (rows are replaced per aggregate)."""
+    indexes: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def column_names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+    def ddl(self, physical: str, token: str) -> list[str]:
+        columns = ", ".join(f"{name} {kind}" for name, kind in self.columns)
+        statements = [f"CREATE TABLE {physical} ({columns}, "
+                      f"CONSTRAINT pk_{self.name}_{token} PRIMARY KEY ({', '.join(self.key)}))"]
+        for index in self.indexes:
+            statements.append(f"CREATE INDEX ix_{self.name}_{'_'.join(index)}_{token} ON {physical} ({', '.join(index)})")
+        return statements
+
+
+@dataclass(frozen=True)
+class Projection:
+    name: str
+    aggregates: tuple[str, ...]
+    """The aggregate kinds it reads ("case", "municipality", "alert")."""
+    tables: tuple[Table, ...] = field(default_factory=tuple)
+
+
+TEXT, INT = "TEXT", "INTEGER"
+
+PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
+    Projection("cases", ("case",), (
+        Table("cases", (
+            ("case_id", TEXT), ("number", TEXT), ("kind", TEXT), ("stage", TEXT), ("initiator", TEXT),
+            ("municipalities", TEXT), ("receiving", TEXT), ("name", TEXT), ("district", TEXT), ("seat", TEXT),
+            ("new_municipality", TEXT), ("impediments", TEXT), ("open_impediments", INT), ("frozen_municipalities", TEXT),
+            ("open_deadlines", INT), ("next_due_on", TEXT), ("next_due_deadline", TEXT),
+            ("next_due_article", TEXT), ("next_due_who", TEXT), ("last_act", TEXT), ("last_act_on", TEXT),
+            ("last_recorded_at", TEXT), ("opened_on", TEXT), ("law", TEXT), ("law_on", TEXT),
+            ("concluded_on", TEXT), ("archived_on", TEXT), ("version", INT), ("search", TEXT),
+        ), key=("case_id",), owner="case_id", indexes=(("kind", "stage"), ("stage",), ("number",))),
+        Table("case_municipalities", (("case_id", TEXT), ("municipality", TEXT), ("role", TEXT)),
+              key=("case_id", "municipality", "role"), owner="case_id", indexes=(("municipality",),)),
+    )),
+    Projection("deadlines", ("case",), (
+        Table("deadlines", (
+            ("case_id", TEXT), ("deadline", TEXT), ("case_number", TEXT), ("case_kind", TEXT), ("rule", TEXT),
+            ("article", TEXT), ("who", TEXT), ("municipality", TEXT), ("starts_on", TEXT), ("due_on", TEXT),
+            ("status", TEXT), ("closed_by", TEXT), ("closed_on", TEXT), ("days_late", INT),
+        ), key=("case_id", "deadline"), owner="case_id", indexes=(("status", "due_on"),)),
+    )),
+    Projection("freezes", ("municipality",), (
+        Table("freezes", (
+            ("municipality", TEXT), ("case_id", TEXT), ("since", TEXT), ("municipality_name", TEXT),
+            ("case_number", TEXT), ("lifted_on", TEXT), ("active", INT),
+        ), key=("municipality", "case_id", "since"), owner="municipality", indexes=(("active", "municipality"),)),
+    )),
+    Projection("alerts", ("alert",), (
+        Table("alerts", (
+            ("alert_id", TEXT), ("case_id", TEXT), ("case_number", TEXT), ("deadline", TEXT), ("kind", TEXT),
+            ("rule", TEXT), ("article", TEXT), ("who", TEXT), ("municipality", TEXT), ("due_on", TEXT),
+            ("days_overdue", INT), ("raised_on", TEXT), ("raised_at", TEXT),
+        ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",))),
+    )),
+    Projection("municipalities", ("municipality",), (
+        Table("municipalities", (
+            ("code", TEXT), ("name", TEXT), ("uf", TEXT), ("figures", TEXT), ("districts", TEXT),
+            ("frozen", INT), ("frozen_by", TEXT), ("ceased", TEXT), ("created_by_case", TEXT), ("search", TEXT),
+            ("version", INT),
+        ), key=("code",), owner="code", indexes=(("search",),)),
+    )),
+)}
+
+TRACKING = ("CREATE TABLE IF NOT EXISTS projection_tracking "
+            "(projection TEXT PRIMARY KEY, position BIGINT NOT NULL, token TEXT NOT NULL)")

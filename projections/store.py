@@ -1,0 +1,174 @@
+"""Where the read models live: in the same database as the events, reached through one small SQL dialect.
+
+SQL is written once with `?` placeholders; on PostgreSQL they become `%s`. Every write goes through
+`transaction()`, which on SQLite takes the write lock at its start (BEGIN IMMEDIATE) and on PostgreSQL opens an
+explicit transaction, so that a projection's rows and its tracking position commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+#: How long a projection write waits for SQLite's write lock held by an act being recorded (seconds).
+SQLITE_BUSY_TIMEOUT = 30
+
+
+class Store:
+    """A connection to the projections' database and the differences between SQLite and PostgreSQL."""
+
+    dialect: str
+
+    def transaction(self) -> Any:
+        raise NotImplementedError
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> str:
+        """The database's query plan for `sql`, as text."""
+        raise NotImplementedError
+
+    def table_exists(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class SQLiteStore(Store):
+    dialect = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.connection = sqlite3.connect(path, isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT,
+                                          check_same_thread=False)
+        if path != ":memory:":
+            self.connection.execute("PRAGMA journal_mode=WAL")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        cursor = self.connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield Cursor(cursor, "?")
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        cursor.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.connection.execute(sql, tuple(params)).fetchall()
+
+    def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cursor = self.connection.execute(sql, tuple(params))
+        names = [c[0] for c in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> str:
+        return "\n".join(str(row[-1]) for row in self.query(f"EXPLAIN QUERY PLAN {sql}", params))
+
+    def table_exists(self, name: str) -> bool:
+        return bool(self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class PostgresStore(Store):
+    dialect = "postgresql"
+
+    def __init__(self, conninfo: dict[str, Any]) -> None:
+        import psycopg
+
+        self.conninfo = conninfo
+        self.connection = psycopg.connect(autocommit=True, application_name="tramita-projections", **conninfo)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Cursor]:
+        with self.connection.transaction(), self.connection.cursor() as cursor:
+            yield Cursor(cursor, "%s")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(_pg(sql), tuple(params))
+            return cursor.fetchall() if cursor.description else []
+
+    def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self.connection.cursor() as cursor:
+            cursor.execute(_pg(sql), tuple(params))
+            names = [c.name for c in cursor.description]
+            return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def explain(self, sql: str, params: Sequence[Any] = ()) -> str:
+        return "\n".join(row[0] for row in self.query(f"EXPLAIN {sql}", params))
+
+    def table_exists(self, name: str) -> bool:
+        return bool(self.query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() "
+                               "AND table_name = ?", (name,)))
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class Cursor:
+    """A cursor in an open transaction, taking `?` placeholders on both databases."""
+
+    def __init__(self, cursor: Any, placeholder: str) -> None:
+        self.cursor, self.placeholder = cursor, placeholder
+
+    def _sql(self, sql: str) -> str:
+        return sql if self.placeholder == "?" else _pg(sql)
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        self.cursor.execute(self._sql(sql), tuple(params))
+        return self
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            self.cursor.executemany(self._sql(sql), rows)
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self.cursor.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self.cursor.rowcount
+
+
+def _pg(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def postgres_conninfo(database_url: str) -> dict[str, Any]:
+    """`postgresql://user:pass@host:port/db` -> psycopg's connection keywords."""
+    url = urlsplit(database_url)
+    info: dict[str, Any] = {"dbname": unquote(url.path.lstrip("/")), "host": url.hostname or "localhost",
+                            "port": url.port or 5432}
+    if url.username:
+        info["user"] = unquote(url.username)
+    if url.password:
+        info["password"] = unquote(url.password)
+    return info
+
+
+def open_store(database_url: str) -> Store:
+    """The projections' store for `TRAMITA_DATABASE_URL`: the events' own database.
+
+    With the in-memory event store (memory://, tests and trials) the tables live in an in-memory SQLite database
+    of this process.
+    """
+    if database_url in ("memory://", "memory:"):
+        return SQLiteStore(":memory:")
+    if database_url.startswith("sqlite:///"):
+        return SQLiteStore(database_url[len("sqlite:///"):].split("?", 1)[0])
+    if database_url.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(postgres_conninfo(database_url))
+    raise ValueError(f"TRAMITA_DATABASE_URL: unknown scheme in {database_url!r} "
+                     "(memory://, sqlite:///path, postgresql://user:pass@host:port/db)")
