@@ -176,11 +176,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError
+    from projections.store import NotMigratedError
 
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (CaseNotFoundError, InvalidActError, LegalRuleError, ValueError) as error:
+    except (CaseNotFoundError, InvalidActError, LegalRuleError, NotMigratedError, ValueError) as error:
         print(f"tramita: {error}", file=sys.stderr)
         return 2
 

@@ -23,7 +23,7 @@ from eventsourcing.utils import get_topic
 from domain.application import Tramita
 from projections.rows import KINDS, OWNERS, ROWS
 from projections.schema import PROJECTIONS, TRACKING, Projection
-from projections.store import Cursor, Store
+from projections.store import Cursor, NotMigratedError, Store
 
 #: Notifications read per batch (one transaction each).
 BATCH_SIZE = 500
@@ -100,13 +100,15 @@ class Projector:
         return {name: int(position) for name, position in rows if name in self.names}
 
     def _targets(self, suffix: str = "") -> list[Target]:
+        if not self.store.table_exists("projection_tracking"):
+            raise NotMigratedError("the projections' tables do not exist: run `tramita migrate` first")
         tracked = {name: (int(position), token) for name, position, token in
                    self.store.query("SELECT projection, position, token FROM projection_tracking")}
         targets = []
         for name in self.names:
             tracking_name = name + suffix
             if tracking_name not in tracked:
-                raise RuntimeError(f"projection {tracking_name} has no tables: run `tramita migrate` first")
+                raise NotMigratedError(f"projection {tracking_name} has no tables: run `tramita migrate` first")
             position, token = tracked[tracking_name]
             targets.append(Target(PROJECTIONS[name], tracking_name, suffix, position, token))
         return targets

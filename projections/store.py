@@ -17,6 +17,10 @@ from urllib.parse import unquote, urlsplit
 SQLITE_BUSY_TIMEOUT = 30
 
 
+class NotMigratedError(Exception):
+    """The projections' tables were never created: `tramita migrate` creates them, once."""
+
+
 class Store:
     """A connection to the projections' database and the differences between SQLite and PostgreSQL."""
 

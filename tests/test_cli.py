@@ -41,3 +41,24 @@ def test_replay_of_an_unknown_case_says_so(database, capsys):
     capsys.readouterr()
     assert main(["replay", "LC35-2026-0099"]) == 2
     assert "no case LC35-2026-0099" in capsys.readouterr().err
+
+
+def test_project_before_migrate_says_to_run_migrate(database_url, monkeypatch, capsys):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["project", "--once"]) == 2
+    assert "run `tramita migrate` first" in capsys.readouterr().err
+
+
+def test_migrate_project_and_rebuild_one_projection_from_the_command_line(database_url, monkeypatch, capsys):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["migrate"]) == 0
+    assert "projections created: cases, deadlines, freezes, alerts, municipalities" in capsys.readouterr().out
+    assert main(["seed-demo"]) == 0
+    assert main(["project", "--once"]) == 0
+    projected = capsys.readouterr().out
+    assert "projected" in projected and "'cases': 0" not in projected
+    assert main(["rebuild", "--projection", "deadlines"]) == 0
+    captured = capsys.readouterr()
+    assert "rebuilt deadlines from" in captured.out and "notifications" in captured.err
+    assert main(["migrate"]) == 0
+    assert "none (all present)" in capsys.readouterr().out
