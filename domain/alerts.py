@@ -21,7 +21,7 @@ MISSED = "missed"
 
 def due_soon(days: int) -> str:
     """The kind of an alert raised `days` or fewer days before the due day."""
-    return f"due-in-{days}-days"
+    return f"due-in-{days}-day{'' if days == 1 else 's'}"
 
 
 def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]) -> str | None:

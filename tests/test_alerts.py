@@ -1,0 +1,51 @@
+"""RULES.md, Deadlines: which alert a deadline calls for on the day before, of and after each boundary."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+import pytest
+
+from domain.acts import Actor
+from domain.alerts import Alert, alert_due
+from domain.application import Tramita, persistence_env
+from tests.stores import SEEDED_ON
+from tests.test_article_rules import requisition_received
+
+DUE = date(2025, 11, 18)  # RULES' worked example: received Fri 2025-10-17, 30 days, moved over the 17 Nov holiday
+OPEN = {"closed_by": None, "due_on": DUE}
+SCHEDULER = Actor("tramita-scheduler", "scheduler")
+
+
+@pytest.mark.parametrize(("today", "expected"), [
+    (date(2025, 11, 12), None),
+    (date(2025, 11, 13), "due-in-5-days"),
+    (date(2025, 11, 16), "due-in-5-days"),
+    (date(2025, 11, 17), "due-in-1-day"),
+    (DUE, "due-in-1-day"),
+    (date(2025, 11, 19), "missed"),
+])
+def test_an_open_deadline_is_due_soon_within_each_threshold_and_missed_once_its_last_day_has_ended(today, expected):
+    assert alert_due(OPEN, today, (5, 1)) == expected
+
+
+def test_a_closed_deadline_or_one_without_a_due_date_calls_for_no_alert():
+    assert alert_due({"closed_by": "LedgerTransferred", "due_on": DUE}, date(2026, 1, 1), (5, 1)) is None
+    assert alert_due({"closed_by": None, "due_on": None}, date(2026, 1, 1), (5, 1)) is None
+
+
+def test_the_missed_alert_waits_for_the_due_day_to_end_in_rio_branco_not_in_utc():
+    now = [datetime(2025, 10, 20, 12, tzinfo=timezone.utc)]
+    app = Tramita(persistence_env("memory://"), clock=lambda: now[0])
+    app.seed_registry(Actor("ibge-seed", "ibge"), SEEDED_ON)
+    case, _ = requisition_received(app)
+    kinds = lambda ids: [app.repository.get(i).kind for i in ids]  # noqa: E731
+    now[0] = datetime(2025, 11, 19, 4, 59, tzinfo=timezone.utc)  # 23:59 on the 18th in Rio Branco (UTC-5)
+    assert kinds(app.raise_alerts(case, SCHEDULER, thresholds=(5, 1))) == ["due-in-1-day"]
+    now[0] = datetime(2025, 11, 19, 5, 0, tzinfo=timezone.utc)  # midnight in Rio Branco: the last day has ended
+    missed = app.raise_alerts(case, SCHEDULER, thresholds=(5, 1))
+    assert kinds(missed) == ["missed"]
+    assert app.raise_alerts(case, SCHEDULER, thresholds=(5, 1)) == []
+    alert = app.repository.get(missed[0])
+    assert (alert.article, alert.due_on, alert.days_overdue, alert.raised_on) == ("art-10", DUE, 1, date(2025, 11, 19))
+    assert alert.id == Alert.id_for(app.resolve_case(case), alert.deadline, "missed")
