@@ -20,9 +20,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 var:
 	mkdir -p var
 
-## make run: seed the demo cases on SQLite (once) and show them.
+## make run: create the tables, seed the demo cases on SQLite (once), bring the projections up to date, verify.
 run: $(STAMP) | var
+	$(BIN)/tramita migrate
 	$(BIN)/tramita seed-demo
+	$(BIN)/tramita project --once
 	$(BIN)/tramita verify
 
 ## make test: every test.
