@@ -32,6 +32,9 @@ CACHE_SIZE = 2000
 #: Rows deleted per statement when an aggregate's rows are replaced.
 DELETE_CHUNK = 500
 
+#: Batches read again in a row when the positions moved under them, before giving up.
+CONFLICT_RETRIES = 5
+
 REBUILD_SUFFIX = "__rebuild"
 
 
@@ -116,20 +119,25 @@ class Projector:
     # ------------------------------------------------------------------ following the log
 
     def run_once(self) -> int:
-        """Process one batch; return the number of notifications it covered (0: caught up)."""
-        targets = self._targets()
-        try:
-            batch = self._collect(targets)
-            if batch.count:
-                with self.store.transaction() as tx:
-                    self._commit(tx, targets, batch)
-            return batch.count
-        except TrackingConflict:
-            self._cache.clear()
-            return 0
-        except BaseException:
-            self._cache.clear()
-            raise
+        """Process one batch; return the number of notifications it covered (0: caught up).
+
+        A batch that meets a moved position (another projector, a rebuild swapped in) is rolled back and read
+        again from the positions now recorded.
+        """
+        for _ in range(CONFLICT_RETRIES):
+            targets = self._targets()
+            try:
+                batch = self._collect(targets)
+                if batch.count:
+                    with self.store.transaction() as tx:
+                        self._commit(tx, targets, batch)
+                return batch.count
+            except TrackingConflict:
+                self._cache.clear()
+            except BaseException:
+                self._cache.clear()
+                raise
+        raise TrackingConflict(f"the tracking positions moved under {CONFLICT_RETRIES} batches in a row")
 
     def run(self, stop: threading.Event, *, poll_seconds: float = 0.5,
             wait: Callable[[float], None] | None = None) -> None:

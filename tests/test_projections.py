@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from domain.acts import Actor
-from domain.demo import seed_demo
+from domain.demo import MESA, seed_demo
 from projections import queries
 from projections.projector import Projector
 from projections.schema import PROJECTIONS
@@ -193,6 +193,10 @@ def test_rebuilding_one_projection_keeps_the_live_tables_readable_until_the_swap
     assert seen_during and set(seen_during) == {3}
     assert snapshot(projector.store) == before
     assert not projector.store.table_exists("cases__rebuild")
+    app.archive_case("LC35-2026-0001", MESA, date(2026, 11, 20), reason="withdrawn by the petitioners")
+    assert projector.catch_up() > 0  # the live projector meets the swapped generation, rereads, carries on
+    assert queries.case(projector.store, str(app.resolve_case("LC35-2026-0001")))["stage"] == "archived"
+    assert queries.freezes(projector.store, active=True) == []
 
 
 def test_a_batch_whose_position_moved_meanwhile_is_rolled_back_and_nothing_is_written_twice(database_url, stores):
