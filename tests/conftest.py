@@ -1,35 +1,120 @@
-"""Shared fixtures: the application on the in-memory store and on a SQLite file, with a pinned clock."""
+"""Shared fixtures: the application on the in-memory store, on a SQLite file and on PostgreSQL, with a pinned clock.
+
+PostgreSQL runs on a throwaway cluster (tests/pgcluster.py) started once per session, the first time a test
+asks for it, with a fresh database per test. Without the server binaries those tests are skipped, and the
+terminal summary says so; when the environment variable CI is set, they fail instead.
+
+Fixtures:
+- `app`: a seeded Tramita on each store (params memory, sqlite, postgres);
+- `memory_app`: a seeded Tramita in memory;
+- `database_url`: a fresh, empty database URL (params sqlite, postgres) for tests that build their own
+  application(s) with `make_app(database_url)`, the CLI, or read the stored events directly;
+- `new_database_url`: a factory, `new_database_url("sqlite" | "postgres")`, for a test that needs several;
+- `postgres_cluster`: the session's running cluster (skips or fails as above).
+PostgreSQL params carry the `postgres` marker: `-m "not postgres"` deselects them.
+"""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+import os
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from domain.acts import Actor
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tests.pgcluster import NoServerBinaries, PgCluster, start_cluster
+from tests.stores import NOW, SEEDED_ON, close_open_apps, make_app, pinned_clock
 
-NOW = datetime(2026, 11, 30, 15, 0, tzinfo=timezone.utc)
-SEEDED_ON = date(1991, 12, 18)
+__all__ = ["NOW", "SEEDED_ON", "make_app", "pinned_clock"]
 
-
-def pinned_clock() -> datetime:
-    return NOW
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
-def make_app(url: str) -> Tramita:
-    app = Tramita(persistence_env(url), clock=pinned_clock)
-    app.seed_registry(Actor("ibge-seed", "ibge"), SEEDED_ON)
-    return app
+@pytest.fixture(autouse=True)
+def _close_apps_after_each_test() -> Iterator[None]:
+    yield
+    close_open_apps()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def app(request: pytest.FixtureRequest, tmp_path) -> Tramita:
+# ---------------------------------------------------------------------- the throwaway PostgreSQL cluster
+
+_postgres_outcome: dict[str, str] = {}
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PgCluster]:
+    """Started on first use, stopped and deleted at the end of the session (also after a failure)."""
+    try:
+        cluster = start_cluster()
+    except NoServerBinaries as missing:
+        if _in_ci():
+            _postgres_outcome["failed"] = f"{missing}, and CI is set, so this is an error, not a skip"
+            pytest.fail(f"PostgreSQL tests: {_postgres_outcome['failed']}", pytrace=False)
+        _postgres_outcome["skipped"] = str(missing)
+        pytest.skip(f"PostgreSQL tests: {missing}")
+    except Exception as error:
+        _postgres_outcome["failed"] = f"the throwaway cluster did not start: {error}"
+        raise
+    _postgres_outcome["ran"] = f"{cluster.version} at {cluster.host}:{cluster.port}"
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def new_database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[Callable[[str], str]]:
+    """`new_database_url(backend)`: a fresh, empty database on "sqlite" or "postgres", dropped after the test."""
+    created: list[tuple[PgCluster, str]] = []
+    sqlite_files = iter(range(1, 1_000_000))
+
+    def new(backend: str) -> str:
+        if backend == "sqlite":
+            n = next(sqlite_files)
+            return f"sqlite:///{tmp_path / ('tramita.sqlite' if n == 1 else f'tramita-{n}.sqlite')}"
+        if backend == "postgres":
+            cluster: PgCluster = request.getfixturevalue("postgres_cluster")
+            name = cluster.create_database()
+            created.append((cluster, name))
+            return cluster.url(name)
+        raise ValueError(f"unknown backend {backend!r} (sqlite, postgres)")
+
+    yield new
+    if created:
+        close_open_apps()  # release their pools before the database goes
+        for cluster, name in created:
+            cluster.drop_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, new_database_url: Callable[[str], str]) -> str:
+    """A fresh, empty store: `sqlite:///<tmp_path>/tramita.sqlite` or a new database on the throwaway cluster."""
+    return new_database_url(request.param)
+
+
+@pytest.fixture(params=["memory", *BACKENDS])
+def app(request: pytest.FixtureRequest, new_database_url: Callable[[str], str]) -> Tramita:
     """The application on each store the domain must work on."""
-    url = "memory://" if request.param == "memory" else f"sqlite:///{tmp_path / 'tramita.sqlite'}"
-    return make_app(url)
+    return make_app("memory://" if request.param == "memory" else new_database_url(request.param))
 
 
 @pytest.fixture
 def memory_app() -> Tramita:
     return make_app("memory://")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001 - pytest's hook
+    if "ran" in _postgres_outcome:
+        line, markup = f"PostgreSQL tests ran against a throwaway cluster: {_postgres_outcome['ran']}", {"green": True}
+    elif "failed" in _postgres_outcome:
+        line, markup = f"PostgreSQL tests FAILED: {_postgres_outcome['failed']}", {"red": True, "bold": True}
+    elif "skipped" in _postgres_outcome:
+        line, markup = f"PostgreSQL tests SKIPPED: {_postgres_outcome['skipped']}", {"yellow": True, "bold": True}
+    else:
+        return
+    terminalreporter.write_sep("-", "PostgreSQL")
+    terminalreporter.write_line(line, **markup)

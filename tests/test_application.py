@@ -162,8 +162,7 @@ def test_the_database_url_selects_the_store():
     assert persistence_env("memory://") == {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     assert persistence_env("sqlite:///var/t.sqlite")["SQLITE_DBNAME"] == "var/t.sqlite"
     assert persistence_env("sqlite:////tmp/t.sqlite")["SQLITE_DBNAME"] == "/tmp/t.sqlite"
-    with pytest.raises(ValueError, match="PostgreSQL is not supported yet"):
-        persistence_env("postgresql://u:p@localhost/db")
+    assert persistence_env("postgresql://u:p@localhost/db")["PERSISTENCE_MODULE"] == "eventsourcing.postgres"
     with pytest.raises(ValueError, match="unknown scheme"):
         persistence_env("mysql://x")
     assert PRESIDENT.role == "assembly-president"

@@ -32,8 +32,8 @@ def district_acts_inside_a_freeze(municipality) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("round_", range(8))
-def test_two_openings_racing_a_district_law_on_one_territory_never_violate_art_38(tmp_path, round_):
-    app = make_app(f"sqlite:///{tmp_path / 'race.sqlite'}")
+def test_two_openings_racing_a_district_law_on_one_territory_never_violate_art_38(database_url, round_):
+    app = make_app(database_url)
     district_case = district_case_ready_for_its_law(app)
     barrier = threading.Barrier(3)
     outcomes: dict[str, str] = {}
@@ -65,7 +65,8 @@ def test_two_openings_racing_a_district_law_on_one_territory_never_violate_art_3
     for thread in threads:
         thread.join(timeout=60)
 
-    xapuri = make_app(f"sqlite:///{tmp_path / 'race.sqlite'}").municipality(XAPURI)
+    assert not any(thread.is_alive() for thread in threads)
+    xapuri = make_app(database_url).municipality(XAPURI)
     assert district_acts_inside_a_freeze(xapuri) == []
     assert set(outcomes) == {"case-1", "case-2", "district"}
     if outcomes["district"] == "enacted":
@@ -74,4 +75,4 @@ def test_two_openings_racing_a_district_law_on_one_territory_never_violate_art_3
     else:
         assert outcomes["district"] == "art-38"
         assert sorted(f["case_number"] for f in xapuri.freezes) == sorted([outcomes["case-1"], outcomes["case-2"]])
-    assert make_app(f"sqlite:///{tmp_path / 'race.sqlite'}").verify_all()[-1].ok
+    assert make_app(database_url).verify_all()[-1].ok

@@ -5,10 +5,67 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from uuid import UUID
+
 from api.cli import main
 from domain import chain
+from domain.application import persistence_env
 from domain.demo import creation_1992
 from tests.conftest import make_app
+
+
+class StoredEvents:
+    """The library's events table, tampered with behind the application's back.
+
+    SQLite: table `stored_events`, ids stored as hex text. PostgreSQL: table `public.tramita_events` (named after
+    the application), `originator_id uuid`, `state bytea`. Queries are written with `?` placeholders.
+    """
+
+    def __init__(self, database_url: str) -> None:
+        env = persistence_env(database_url)
+        if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+            self.db, self.table, self.placeholder = sqlite3.connect(env["SQLITE_DBNAME"]), "stored_events", "?"
+            self.id_of = lambda originator_id: originator_id.hex
+        else:
+            import psycopg
+
+            self.db = psycopg.connect(dbname=env["POSTGRES_DBNAME"], host=env["POSTGRES_HOST"],
+                                      port=env["POSTGRES_PORT"], user=env["POSTGRES_USER"],
+                                      password=env["POSTGRES_PASSWORD"])
+            self.table, self.placeholder = f"{env['POSTGRES_SCHEMA']}.tramita_events", "%s"
+            self.id_of = lambda originator_id: originator_id
+
+    def execute(self, sql: str, *params: object) -> list[tuple]:
+        cursor = self.db.execute(sql.replace("?", self.placeholder).format(table=self.table), params)
+        return cursor.fetchall() if cursor.description else []
+
+    def event_of_type(self, event_type: str) -> tuple[object, int, bytes]:
+        """(originator_id as stored, version, state) of the one event whose topic ends with `event_type`."""
+        [(originator_id, version, state)] = self.execute(
+            "SELECT originator_id, originator_version, state FROM {table} WHERE topic LIKE ?", f"%{event_type}")
+        return originator_id, version, bytes(state)
+
+    def set_state(self, originator_id: object, version: int, state: bytes) -> None:
+        self.execute("UPDATE {table} SET state = ? WHERE originator_id = ? AND originator_version = ?",
+                     state, originator_id, version)
+
+    def remove_and_close_the_gap(self, case_id: UUID, version: int) -> None:
+        """Delete one event and re-number the tail, so that only the chain sees the gap (in two steps, so that
+        no re-numbered row meets its neighbour's key half-way)."""
+        originator_id = self.id_of(case_id)
+        self.execute("DELETE FROM {table} WHERE originator_id = ? AND originator_version = ?", originator_id, version)
+        self.execute("UPDATE {table} SET originator_version = -(originator_version - 1) "
+                     "WHERE originator_id = ? AND originator_version > ?", originator_id, version)
+        self.execute("UPDATE {table} SET originator_version = -originator_version "
+                     "WHERE originator_id = ? AND originator_version < 0", originator_id)
+
+    def __enter__(self) -> StoredEvents:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info[0] is None:
+            self.db.commit()
+        self.db.close()
 
 
 def test_every_event_carries_the_hash_of_its_canonical_encoding_chained_to_the_previous_event(memory_app):
@@ -31,51 +88,41 @@ def test_an_intact_store_verifies_every_chain(memory_app):
     assert reports and all(report.ok for report in reports)
 
 
-def test_altering_one_stored_byte_in_the_sqlite_file_is_named_with_its_case_and_event(tmp_path, capsys, monkeypatch):
-    path = tmp_path / "tramita.sqlite"
-    number = creation_1992(make_app(f"sqlite:///{path}"), lambda line: None)
-    with sqlite3.connect(path) as db:
-        rowid, state = db.execute("SELECT rowid, state FROM stored_events WHERE topic LIKE "
-                                  "'%Case.PlebisciteResultHomologated'").fetchone()
+def test_altering_one_stored_byte_is_named_with_its_case_and_event(database_url, capsys, monkeypatch):
+    number = creation_1992(make_app(database_url), lambda line: None)
+    with StoredEvents(database_url) as stored:
+        originator_id, version, state = stored.event_of_type("Case.PlebisciteResultHomologated")
         assert b'"yes":600' in state
-        db.execute("UPDATE stored_events SET state = ? WHERE rowid = ?", (state.replace(b'"yes":600', b'"yes":900'),
-                                                                         rowid))
-    report = make_app(f"sqlite:///{path}").verify(number)
+        stored.set_state(originator_id, version, state.replace(b'"yes":600', b'"yes":900'))
+    report = make_app(database_url).verify(number)
     assert not report.ok
     assert report.label == number
     assert report.first_bad_version == 12
     assert report.first_bad_type == "Case.PlebisciteResultHomologated"
     assert "content altered" in report.reason
 
-    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{path}")
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
     assert main(["verify"]) == 1
     out = capsys.readouterr().out
     assert f"{number}: 12 events, ALTERED at event 12 (Case.PlebisciteResultHomologated)" in out
     assert "1 altered" in out
 
 
-def test_a_stored_event_that_no_longer_decodes_is_named_too(tmp_path):
-    path = tmp_path / "tramita.sqlite"
-    number = creation_1992(make_app(f"sqlite:///{path}"), lambda line: None)
-    with sqlite3.connect(path) as db:
-        rowid, state = db.execute("SELECT rowid, state FROM stored_events WHERE topic LIKE "
-                                  "'%Case.RequirementsVerified'").fetchone()
-        db.execute("UPDATE stored_events SET state = ? WHERE rowid = ?", (state[:-5], rowid))
-    report = make_app(f"sqlite:///{path}").verify(number)
+def test_a_stored_event_that_no_longer_decodes_is_named_too(database_url):
+    number = creation_1992(make_app(database_url), lambda line: None)
+    with StoredEvents(database_url) as stored:
+        originator_id, version, state = stored.event_of_type("Case.RequirementsVerified")
+        stored.set_state(originator_id, version, state[:-5])
+    report = make_app(database_url).verify(number)
     assert (report.ok, report.first_bad_version) == (False, 9)
     assert "does not decode" in report.reason
 
 
-def test_a_removed_event_breaks_the_chain_at_the_next_one(tmp_path):
-    path = tmp_path / "tramita.sqlite"
-    number = creation_1992(make_app(f"sqlite:///{path}"), lambda line: None)
-    app = make_app(f"sqlite:///{path}")
-    case_id = app.resolve_case(number).hex  # the SQLite recorder stores ids as hex
-    with sqlite3.connect(path) as db:
-        # Re-number the tail so that the gap is invisible to version counting: only the chain sees it.
-        db.execute("DELETE FROM stored_events WHERE originator_id = ? AND originator_version = 20", (case_id,))
-        db.execute("UPDATE stored_events SET originator_version = originator_version - 1 "
-                   "WHERE originator_id = ? AND originator_version > 20", (case_id,))
-    report = make_app(f"sqlite:///{path}").verify(number)
+def test_a_removed_event_breaks_the_chain_at_the_next_one(database_url):
+    app = make_app(database_url)
+    number = creation_1992(app, lambda line: None)
+    with StoredEvents(database_url) as stored:
+        stored.remove_and_close_the_gap(app.resolve_case(number), 20)
+    report = make_app(database_url).verify(number)
     assert (report.ok, report.first_bad_version) == (False, 20)
     assert "prev_hash" in report.reason
