@@ -8,14 +8,19 @@ Fixtures:
 - `app`: a seeded Tramita on each store (params memory, sqlite, postgres);
 - `memory_app`: a seeded Tramita in memory;
 - `database_url`: a fresh, empty database URL (params sqlite, postgres) for tests that build their own
-  application(s) with `make_app(database_url)`, the CLI, or read the stored events directly;
-- `new_database_url`: a factory, `new_database_url("sqlite" | "postgres")`, for a test that needs several;
-- `postgres_cluster`: the session's running cluster (skips or fails as above).
-PostgreSQL params carry the `postgres` marker: `-m "not postgres"` deselects them.
+  application(s) with `make_app(database_url)`, run the CLI on it, or read the stored events directly:
+  `sqlite:///<tmp_path>/tramita.sqlite` or `postgresql://tramita@127.0.0.1:<port>/t_<n>?pool_size=1`;
+- `new_database_url`: a factory, `new_database_url("sqlite" | "postgres")`, for a test that needs several
+  stores or one backend only;
+- `postgres_cluster`: the session's running cluster (skips or fails as above): `.url(dbname)`, `.connect()`.
+PostgreSQL params carry the `postgres` marker: `-m "not postgres"` deselects them. `make_app(url)` (from
+tests/stores.py, importable from here too) builds a seeded Tramita that is closed after the test, before its
+PostgreSQL database is dropped.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator
 
@@ -28,6 +33,9 @@ from tests.stores import NOW, SEEDED_ON, close_open_apps, make_app, pinned_clock
 __all__ = ["NOW", "SEEDED_ON", "make_app", "pinned_clock"]
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+# A test's application opens one connection, not five, and more (up to max_overflow) only when its threads
+# ask at once: the pool's other settings stay tramita's defaults, and the suite spends less time forking.
+POOL = {"pool_size": 1}
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +65,7 @@ def postgres_cluster() -> Iterator[PgCluster]:
         _postgres_outcome["skipped"] = str(missing)
         pytest.skip(f"PostgreSQL tests: {missing}")
     except Exception as error:
-        _postgres_outcome["failed"] = f"the throwaway cluster did not start: {error}"
+        _postgres_outcome["failed"] = f"{str(error).splitlines()[0]} (the tests' errors show the server log)"
         raise
     _postgres_outcome["ran"] = f"{cluster.version} at {cluster.host}:{cluster.port}"
     try:
@@ -70,7 +78,7 @@ def postgres_cluster() -> Iterator[PgCluster]:
 def new_database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[Callable[[str], str]]:
     """`new_database_url(backend)`: a fresh, empty database on "sqlite" or "postgres", dropped after the test."""
     created: list[tuple[PgCluster, str]] = []
-    sqlite_files = iter(range(1, 1_000_000))
+    sqlite_files = itertools.count(1)
 
     def new(backend: str) -> str:
         if backend == "sqlite":
@@ -80,7 +88,7 @@ def new_database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[Calla
             cluster: PgCluster = request.getfixturevalue("postgres_cluster")
             name = cluster.create_database()
             created.append((cluster, name))
-            return cluster.url(name)
+            return cluster.url(name, **POOL)
         raise ValueError(f"unknown backend {backend!r} (sqlite, postgres)")
 
     yield new

@@ -8,6 +8,7 @@ as the `postgres` system user (created by Debian's package) or, failing that, `n
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -15,6 +16,7 @@ import pwd
 import queue
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -132,7 +134,7 @@ class PgCluster:
         result = subprocess.run([*self._prefix, *args], capture_output=True, text=True, timeout=timeout,
                                 cwd=self.root)
         if result.returncode != 0:
-            raise RuntimeError(f"{' '.join(args[:2])} failed ({result.returncode}): "
+            raise RuntimeError(f"{Path(args[0]).name} {args[-1]} failed ({result.returncode}): "
                                f"{(result.stderr or result.stdout).strip()}{self._log_tail()}")
         return result
 
@@ -174,8 +176,15 @@ class PgCluster:
         try:
             if self._supply is not None:
                 self._supply.close()
-            if (self.datadir / "postmaster.pid").exists():
-                self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
+            pidfile = self.datadir / "postmaster.pid"
+            if pidfile.exists():
+                try:
+                    self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", "immediate", "-w", "stop")
+                except (RuntimeError, subprocess.SubprocessError):
+                    # pg_ctl could not stop it: end this cluster's own postmaster, by the pid it wrote.
+                    with contextlib.suppress(OSError, ValueError, IndexError):
+                        os.kill(int(pidfile.read_text().splitlines()[0]), signal.SIGKILL)
+                    raise
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
