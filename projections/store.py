@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 #: How long a projection write waits for SQLite's write lock held by an act being recorded (seconds).
 SQLITE_BUSY_TIMEOUT = 30
@@ -151,14 +150,16 @@ def _pg(sql: str) -> str:
 
 
 def postgres_conninfo(database_url: str) -> dict[str, Any]:
-    """`postgresql://user:pass@host:port/db` -> psycopg's connection keywords."""
-    url = urlsplit(database_url)
-    info: dict[str, Any] = {"dbname": unquote(url.path.lstrip("/")), "host": url.hostname or "localhost",
-                            "port": url.port or 5432}
-    if url.username:
-        info["user"] = unquote(url.username)
-    if url.password:
-        info["password"] = unquote(url.password)
+    """psycopg's connection keywords for the URL, read through the event store's own mapping of it (one parse:
+    the projections are always in the events' database and schema)."""
+    from domain.application import persistence_env
+
+    env = persistence_env(database_url)
+    info: dict[str, Any] = {"dbname": env["POSTGRES_DBNAME"], "host": env["POSTGRES_HOST"] or None,
+                            "port": env["POSTGRES_PORT"], "user": env["POSTGRES_USER"],
+                            "options": f"-c search_path={env.get('POSTGRES_SCHEMA') or 'public'}"}
+    if env["POSTGRES_PASSWORD"]:
+        info["password"] = env["POSTGRES_PASSWORD"]
     return info
 
 

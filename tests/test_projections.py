@@ -221,3 +221,12 @@ def test_an_unknown_projection_is_refused_naming_the_known_ones(demo):
     app, projector = demo
     with pytest.raises(ValueError, match="unknown projection nope .*cases"):
         Projector(app, projector.store, names=["nope"])
+
+
+def test_the_projections_connect_to_the_events_database_and_schema_read_from_the_same_url():
+    from projections.store import postgres_conninfo
+
+    info = postgres_conninfo("postgresql://clerk:s%40cret@db.example:6543/tramita?schema=acre")
+    assert (info["dbname"], info["host"], info["port"], info["user"], info["password"]) == \
+        ("tramita", "db.example", "6543", "clerk", "s@cret")
+    assert info["options"] == "-c search_path=acre"
