@@ -31,8 +31,10 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+## make bench: recording acts, then rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer).
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
+	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

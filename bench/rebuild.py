@@ -1,0 +1,365 @@
+"""Benchmark: how fast tramita rebuilds every projection from the notification log, compared with the bare
+eventsourcing library reading and decoding the same log, and how much memory the rebuild holds.
+
+Usage: python bench/rebuild.py [--events N] [--database-url URL] [--batch-size B] [--repeat R]
+
+What is measured
+----------------
+0. The log (untimed). A `Tramita` application with a fixed clock (2026-11-30 12:00 UTC) records the demo
+   (`domain.demo.seed_demo`) through the domain: Acre's registry and three cases (the 1991-1993 creation that
+   concludes, the 2026 creation stopped at its law, the 2026 district refused by Art. 38), about 170 events.
+   Recording a million events act by act would take hours, so the rest of the N events are copies: the stored
+   events of the three Case aggregates, replayed in turn under a fresh id (uuid4) per copy, inserted through
+   the application's recorder in chunks of a few thousand, each copy's events contiguous in the log (the last
+   copy may stop part-way through its case, so that the log holds exactly N events). The stored state of an
+   event does not hold its originator's id (the library's mapper keeps the id beside the state, in its own
+   column), so a copy decodes as a case of its own. Copies keep the original's case number, names and hash
+   chain inside their payload: the rows they project are those of the original, which is what the benchmark
+   needs, but they are not valid cases for `tramita verify` (their hashes do not cover their new ids). The
+   registry's events (Municipality, ToponymRegister) and the case numbering are recorded once, not copied.
+
+   The database is a SQLite file in a temporary folder, deleted at the end, unless `--database-url` names
+   another one: a sqlite:/// file or a postgresql:// database, which must be empty (no events) and is left
+   with the generated events and the rebuilt tables afterwards.
+
+1. The raw library. The whole notification log is read with `recorder.select_notifications(start, B,
+   inclusive_of_start=False)`, B being the projector's batch size, and every notification is decoded into
+   its domain event with `app.mapper.to_domain_event`. Nothing else is done with it.
+
+2. tramita. `Projector(app, open_store(url), batch_size=B).migrate()` (untimed), then `.rebuild(progress)`:
+   every projection built from the first notification beside the live tables, then swapped in. Its rate is
+   the notifications it read over its time. Afterwards the `cases` table must hold one row per Case aggregate
+   in the log (copies included), or the benchmark fails.
+
+Each of 1 and 2 runs in a fresh child process (this script with a hidden `--measure` option), on the same
+database, one after the other, so that neither the generation nor the other measurement counts in its memory.
+With `--repeat R` they run R times in turn (raw, rebuild, raw, rebuild, ...) and the fastest of each is kept: on a
+shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown as well.
+The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
+start-up (imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside
+it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which
+is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the
+parent's own peak, the generation's, which ru_maxrss would report whenever it is the larger); elsewhere it is
+ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
+rebuild, when it has covered 10%, 50%, 90% and 100% of the log, and after every batch (the highest is shown),
+to show whether it stays flat.
+
+The goals: ratio >= 0.5, peak RSS flat and < 200 MB. With a smaller N (a small machine) the times scale
+linearly with N. The projector keeps up to 2000 aggregates in memory (CACHE_SIZE), so the RSS climbs until
+about 80,000 events (2000 copied cases) have been read and is flat after that: to see it flat, N should be a
+few times that.
+
+Times come from `time.perf_counter` (CPU times from `time.process_time`). The last line printed is
+`ratio: <rebuild events/s ÷ raw library events/s>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from eventsourcing.persistence import StoredEvent
+
+from domain.application import Tramita, persistence_env
+from domain.case import Case
+from domain.demo import seed_demo
+from projections.projector import BATCH_SIZE, Projector
+from projections.schema import PROJECTIONS
+from projections.store import open_store
+
+NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+#: Copied events inserted per call to the recorder (one transaction each).
+INSERT_CHUNK = 5000
+#: Fractions of the log at which the rebuild's RSS is sampled (and at its end).
+SAMPLE_AT = (0.1, 0.5, 0.9)
+CASE_TOPIC = f"{Case.__module__}:{Case.__qualname__}."
+MB = 1_000_000
+
+
+def open_app(database_url: str) -> Tramita:
+    return Tramita(persistence_env(database_url), clock=lambda: NOW)
+
+
+def notifications(app: Tramita) -> int:
+    return app.recorder.max_notification_id() or 0
+
+
+# ---------------------------------------------------------------------------------------------- the log
+
+
+@dataclass
+class Generated:
+    """What the log holds: events recorded through the domain, events copied, and the cases of each."""
+
+    real_events: int
+    real_case_events: int
+    real_cases: int
+    copied_events: int
+    copies: int
+    seconds: float
+
+    @property
+    def events(self) -> int:
+        return self.real_events + self.copied_events
+
+    @property
+    def cases(self) -> int:
+        return self.real_cases + self.copies
+
+
+def case_templates(app: Tramita) -> list[list[tuple[int, str, bytes]]]:
+    """The stored events (version, topic, state) of each Case aggregate in the log, in log order."""
+    cases: dict[Any, list[tuple[int, str, bytes]]] = {}
+    start = 0
+    while batch := app.recorder.select_notifications(start, 1000, inclusive_of_start=False):
+        for n in batch:
+            if n.topic.startswith(CASE_TOPIC):
+                cases.setdefault(n.originator_id, []).append((n.originator_version, n.topic, n.state))
+        start = batch[-1].id
+    return [sorted(events) for events in cases.values()]
+
+
+def copies(templates: list[list[tuple[int, str, bytes]]], count: int) -> Iterator[list[StoredEvent]]:
+    """`count` events: the templates' cases in turn, each under a new id; the last one cut to fit."""
+    i = 0
+    while count > 0:
+        template = templates[i % len(templates)][:count]
+        new_id = uuid.uuid4()
+        yield [StoredEvent(originator_id=new_id, originator_version=v, topic=t, state=s) for v, t, s in template]
+        count -= len(template)
+        i += 1
+
+
+def generate(database_url: str, events: int) -> Generated:
+    """Record the demo through the domain, then copy its cases until the log holds `events` events."""
+    start = time.perf_counter()
+    app = open_app(database_url)
+    try:
+        if notifications(app):
+            raise SystemExit(f"the database already holds {notifications(app)} events; give an empty one")
+        seed_demo(app, say=lambda _line: None)
+        real = notifications(app)
+        if events < real:
+            raise SystemExit(f"--events must be at least {real} (the events the demo records)")
+        templates = case_templates(app)
+        real_case_events = sum(len(t) for t in templates)
+        copied, made, chunk = 0, 0, []
+        for copy in copies(templates, events - real):
+            chunk += copy
+            made += 1
+            if len(chunk) >= INSERT_CHUNK:
+                app.recorder.insert_events(chunk)
+                copied, chunk = copied + len(chunk), []
+        if chunk:
+            app.recorder.insert_events(chunk)
+            copied += len(chunk)
+    finally:
+        app.close()
+    return Generated(real, real_case_events, len(templates), copied, made, time.perf_counter() - start)
+
+
+# ---------------------------------------------------------------------------------------------- measurements
+
+
+def rss_kib() -> int | None:
+    """The process's resident set size now (Linux), in KiB."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, ValueError):
+        return None
+
+
+def reset_peak_rss() -> bool:
+    """Start the process's peak RSS afresh from its RSS now (Linux), so that the start-up is not counted."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_kib() -> int:
+    """The process's peak RSS in KiB: VmHWM (Linux), else ru_maxrss (which also counts the parent's peak)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # bytes on macOS, KiB elsewhere
+
+
+def measure_raw(database_url: str, batch_size: int) -> dict[str, Any]:
+    """Read the whole log in batches and decode every notification; nothing else."""
+    app = open_app(database_url)
+    try:
+        recorder, mapper = app.recorder, app.mapper
+        count, position = 0, 0
+        start_peak, reset = peak_rss_kib(), reset_peak_rss()
+        start, cpu = time.perf_counter(), time.process_time()
+        while batch := recorder.select_notifications(position, batch_size, inclusive_of_start=False):
+            for notification in batch:
+                mapper.to_domain_event(notification)
+            count += len(batch)
+            position = batch[-1].id
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    finally:
+        app.close()
+    return {"events": count, "seconds": seconds, "cpu_seconds": cpu, "peak_rss_kib": peak_rss_kib(),
+            "start_peak_rss_kib": start_peak, "peak_reset": reset}
+
+
+def measure_rebuild(database_url: str, batch_size: int) -> dict[str, Any]:
+    """Rebuild every projection from the first notification, sampling the RSS on the way."""
+    app, store = open_app(database_url), open_store(database_url)
+    try:
+        projector = Projector(app, store, batch_size=batch_size)
+        projector.migrate()
+        samples: list[tuple[str, int | None]] = [("before", rss_kib())]
+        pending, highest = list(SAMPLE_AT), [0]
+
+        def progress(position: int, total: int) -> None:
+            now = rss_kib()
+            highest[0] = max(highest[0], now or 0)
+            while pending and total and position >= pending[0] * total:
+                samples.append((f"{pending.pop(0):.0%}", now))
+
+        start_peak, reset = peak_rss_kib(), reset_peak_rss()
+        start, cpu = time.perf_counter(), time.process_time()
+        count = projector.rebuild(progress)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        samples += [(f"{fraction:.0%}", None) for fraction in pending]  # a log too short to reach them
+        samples.append(("100%", rss_kib()))
+        case_rows = store.query("SELECT COUNT(*) FROM cases")[0][0]
+    finally:
+        store.close()
+        app.close()
+    return {"events": count, "seconds": seconds, "cpu_seconds": cpu, "peak_rss_kib": max(peak_rss_kib(), highest[0]),
+            "start_peak_rss_kib": start_peak, "peak_reset": reset, "samples": samples,
+            "highest_sampled_kib": highest[0] or None, "case_rows": case_rows}
+
+
+MEASUREMENTS = {"raw": measure_raw, "rebuild": measure_rebuild}
+
+
+def in_child(kind: str, database_url: str, batch_size: int) -> dict[str, Any]:
+    """Run one measurement in a fresh process (this script with --measure) and return what it found."""
+    result = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--measure", kind, "--database-url", database_url,
+         "--batch-size", str(batch_size)],
+        stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000,
+                        help="events in the log (default 1000000; a smaller N on a small machine)")
+    parser.add_argument("--database-url", default=None,
+                        help="sqlite:///path or postgresql://... of an empty database "
+                             "(default: a SQLite file in a temporary folder, deleted at the end)")
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE,
+                        help=f"notifications per batch, for the rebuild and the raw read (default {BATCH_SIZE})")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds of the two measurements, the fastest of each kept (default 1)")
+    parser.add_argument("--measure", choices=tuple(MEASUREMENTS), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.events < 1:
+        parser.error("--events must be at least 1")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if args.batch_size < 1:
+        parser.error("--batch-size must be at least 1")
+    if args.database_url is not None and not args.database_url.startswith(
+            ("sqlite:///", "postgresql://", "postgres://")):
+        parser.error("--database-url must be sqlite:///path or postgresql://... (both processes must reach it)")
+    if args.measure and args.database_url is None:
+        parser.error("--measure needs --database-url")
+    return args
+
+
+def mb(kib: int | None) -> str:
+    return "n/a" if kib is None else f"{kib * 1024 / MB:.1f} MB"
+
+
+def peak(run: dict[str, Any]) -> str:
+    if not run["peak_reset"]:
+        return f"{mb(run['peak_rss_kib'])} (the process's, start-up and parent included)"
+    return f"{mb(run['peak_rss_kib'])} (start-up before it: {mb(run['start_peak_rss_kib'])})"
+
+
+def fastest(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return min(runs, key=lambda run: run["seconds"])
+
+
+def rate(events: int, seconds: float) -> float:
+    return events / seconds if seconds else math.inf
+
+
+def report(store: str, batch_size: int, rounds: int, log: Generated, raw: dict[str, Any], rebuild: dict[str, Any],
+           memory: dict[str, Any]) -> None:
+    """The table; `raw` and `rebuild` are the fastest runs, `memory` the rebuild run with the highest peak RSS."""
+    raw_rate, rebuild_rate = rate(raw["events"], raw["seconds"]), rate(rebuild["events"], rebuild["seconds"])
+    cpu_ratio = rate(rebuild["events"], rebuild["cpu_seconds"]) / rate(raw["events"], raw["cpu_seconds"])
+    print(f"store: {store}, batch size: {batch_size}, projections: {', '.join(PROJECTIONS)}"
+          + (f", fastest of {rounds} rounds" if rounds > 1 else ""))
+    print(f"events: {log.events} ({log.real_events} recorded through the domain by the demo seed, "
+          f"{log.real_case_events} of them in {log.real_cases} cases; {log.copied_events} copied from those cases' "
+          f"stored events as {log.copies} cases with new ids); generated in {log.seconds:.1f} s")
+    print(f"raw library: {raw['events']} notifications read and decoded in {raw['seconds']:.3f} s "
+          f"({raw['cpu_seconds']:.3f} s CPU; peak RSS {peak(raw)})")
+    print(f"raw library events/s: {raw_rate:.1f}")
+    print(f"rebuild: {rebuild['events']} notifications in {rebuild['seconds']:.3f} s "
+          f"({rebuild['cpu_seconds']:.3f} s CPU), {rebuild['case_rows']} case rows (one per case in the log)")
+    print(f"rebuild events/s: {rebuild_rate:.1f}")
+    print(f"rebuild peak RSS: {peak(memory)} (goal: flat, < 200 MB)")
+    print("rebuild RSS: " + ", ".join(f"{label} {mb(kib)}" for label, kib in memory["samples"])
+          + f"; highest after any batch {mb(memory['highest_sampled_kib'])}")
+    print(f"ratio of CPU times (less sensitive to other load on the machine): {cpu_ratio:.4f}")
+    print("ratio goal: >= 0.5")
+    print(f"ratio: {rebuild_rate / raw_rate:.4f}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.measure:
+        print(json.dumps(MEASUREMENTS[args.measure](args.database_url, args.batch_size)))
+        return
+    with tempfile.TemporaryDirectory(prefix="tramita-bench-rebuild-") as folder:
+        url = args.database_url or f"sqlite:///{folder}/rebuild.sqlite"
+        store = url.split(":", 1)[0] + ("" if args.database_url else " (temporary file)")
+        log = generate(url, args.events)
+        raws, rebuilds = [], []
+        for _round in range(args.repeat):
+            raws.append(in_child("raw", url, args.batch_size))
+            rebuilds.append(in_child("rebuild", url, args.batch_size))
+    for run in raws + rebuilds:
+        if run["events"] != log.events:
+            raise SystemExit(f"the log holds {log.events} events but a measurement read {run['events']}")
+        if run.get("case_rows", log.cases) != log.cases:
+            raise SystemExit(f"the rebuild projected {run['case_rows']} cases, the log holds {log.cases}")
+    hungriest = max(rebuilds, key=lambda run: run["peak_rss_kib"])
+    report(store, args.batch_size, args.repeat, log, fastest(raws), fastest(rebuilds), hungriest)
+
+
+if __name__ == "__main__":
+    main()
