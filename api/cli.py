@@ -169,7 +169,7 @@ def parser() -> argparse.ArgumentParser:
     project.set_defaults(run=cmd_project)
     rebuild = commands.add_parser("rebuild", help="rebuild projections from the first event, then swap them in")
     rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
-    rebuild.add_argument("--batch-size", type=int, default=1000, help="notifications per transaction")
+    rebuild.add_argument("--batch-size", type=int, default=5000, help="notifications per transaction")
     rebuild.set_defaults(run=cmd_rebuild)
     return top
 

@@ -75,7 +75,7 @@ from eventsourcing.persistence import StoredEvent
 from domain.application import Tramita, persistence_env
 from domain.case import Case
 from domain.demo import seed_demo
-from projections.projector import BATCH_SIZE, Projector
+from projections.projector import REBUILD_BATCH_SIZE, Projector
 from projections.schema import PROJECTIONS
 from projections.store import open_store
 
@@ -277,8 +277,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--database-url", default=None,
                         help="sqlite:///path or postgresql://... of an empty database "
                              "(default: a SQLite file in a temporary folder, deleted at the end)")
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE,
-                        help=f"notifications per batch, for the rebuild and the raw read (default {BATCH_SIZE})")
+    parser.add_argument("--batch-size", type=int, default=REBUILD_BATCH_SIZE,
+                        help="notifications per batch, for the rebuild and the raw read "
+                             f"(default {REBUILD_BATCH_SIZE}, the CLI's rebuild batch)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="rounds of the two measurements, the fastest of each kept (default 1)")
     parser.add_argument("--measure", choices=tuple(MEASUREMENTS), help=argparse.SUPPRESS)

@@ -81,10 +81,12 @@ class Attributed:
     hash: str
 
     def apply(self, aggregate: Any) -> None:
+        occurred_on = self.occurred_on
         aggregate.last_hash = self.hash
-        aggregate.last_act, aggregate.last_act_on = type(self).__name__, self.occurred_on
-        aggregate.last_occurred_on = max(getattr(aggregate, "last_occurred_on", None) or self.occurred_on,
-                                         self.occurred_on)
+        aggregate.last_act, aggregate.last_act_on = type(self).__name__, occurred_on
+        latest = aggregate.__dict__.get("last_occurred_on")
+        if latest is None or occurred_on > latest:
+            aggregate.last_occurred_on = occurred_on
         self.assign(aggregate)
 
     def assign(self, aggregate: Any) -> None:

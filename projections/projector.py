@@ -16,7 +16,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
@@ -25,8 +24,10 @@ from projections.rows import KINDS, OWNERS, ROWS
 from projections.schema import PROJECTIONS, TRACKING, Projection
 from projections.store import Cursor, NotMigratedError, Store
 
-#: Notifications read per batch (one transaction each).
+#: Notifications read per batch (one transaction each) when following the log.
 BATCH_SIZE = 500
+#: ... and when rebuilding beside the live tables, where nobody reads the new rows before the swap.
+REBUILD_BATCH_SIZE = 5000
 #: Aggregates kept in memory between batches; a miss replays the aggregate from the store.
 CACHE_SIZE = 2000
 #: Rows deleted per statement when an aggregate's rows are replaced.
@@ -57,10 +58,21 @@ class Target:
 
 
 @dataclass
+class Touched:
+    """An aggregate a batch touched: its state at the batch's end, the last notification id that touched it, and
+    the id of its first event when that is in the batch."""
+
+    kind: str
+    aggregate: Any
+    last_id: int
+    first_id: int | None
+
+
+@dataclass
 class Batch:
     count: int
     end: int
-    dirty: dict[str, dict[UUID, Any]]
+    touched: dict[int, Touched]
 
 
 class Projector:
@@ -74,8 +86,10 @@ class Projector:
         if unknown:
             raise ValueError(f"unknown projection {', '.join(unknown)} (known: {', '.join(PROJECTIONS)})")
         self.batch_size, self.cache_size = batch_size, cache_size
-        self._cache: OrderedDict[UUID, Any] = OrderedDict()
+        self._cache: OrderedDict[int, Any] = OrderedDict()
+        self._last_key: int | None = None
         self._kinds = {get_topic(cls): kind for cls, kind in KINDS.items()}
+        self._kind_of_topic: dict[str, str | None] = {}
 
     # ------------------------------------------------------------------ tables
 
@@ -133,9 +147,9 @@ class Projector:
                         self._commit(tx, targets, batch)
                 return batch.count
             except TrackingConflict:
-                self._cache.clear()
+                self._forget()
             except BaseException:
-                self._cache.clear()
+                self._forget()
                 raise
         raise TrackingConflict(f"the tracking positions moved under {CONFLICT_RETRIES} batches in a row")
 
@@ -155,19 +169,32 @@ class Projector:
         return total
 
     def _collect(self, targets: Sequence[Target]) -> Batch:
-        """Read the next notifications and bring their aggregates up to date (no write yet)."""
+        """Read the next notifications and bring their aggregates up to date (no write yet).
+
+        For each aggregate touched it keeps the last notification id that touched it and the id of its first
+        event if that is in the batch: a target wants the aggregate when the last id is past its position, and
+        has no row of it yet when the first event is past its position (so nothing needs deleting).
+        """
         start = min(t.position for t in targets)
         notifications = self.app.recorder.select_notifications(start, self.batch_size, inclusive_of_start=False)
-        dirty: dict[str, dict[UUID, Any]] = {t.tracking_name: {} for t in targets}
+        touched: dict[int, Touched] = {}
+        kinds, kind_of_topic = self._kinds, self._kind_of_topic
         for notification in notifications:
-            kind = self._kinds.get(notification.topic.rsplit(".", 1)[0])
+            topic = notification.topic
+            kind = kind_of_topic.get(topic, "")
+            if kind == "":
+                kind = kind_of_topic[topic] = kinds.get(topic.rsplit(".", 1)[0])
             if kind is None:
                 continue
             aggregate = self._advance(notification)
-            for target in targets:
-                if notification.id > target.position and kind in target.projection.aggregates:
-                    dirty[target.tracking_name][aggregate.id] = aggregate
-        return Batch(len(notifications), notifications[-1].id if notifications else start, dirty)
+            key = aggregate.id.int
+            seen = touched.get(key)
+            if seen is None:
+                touched[key] = Touched(kind, aggregate, notification.id,
+                                       notification.id if notification.originator_version == 1 else None)
+            else:
+                seen.aggregate, seen.last_id = aggregate, notification.id
+        return Batch(len(notifications), notifications[-1].id if notifications else start, touched)
 
     def _commit(self, tx: Cursor, targets: Sequence[Target], batch: Batch) -> None:
         """Move each position from where the batch started to its end, and write its rows, in `tx`."""
@@ -178,7 +205,10 @@ class Projector:
                                (end, target.tracking_name, target.position, target.token))
             if moved.rowcount != 1:
                 raise TrackingConflict(target.tracking_name)
-            self._write(tx, target, list(batch.dirty[target.tracking_name].values()))
+            wanted = [t for t in batch.touched.values()
+                      if t.last_id > target.position and t.kind in target.projection.aggregates]
+            fresh = [t.first_id is not None and t.first_id > target.position for t in wanted]
+            self._write(tx, target, [t.aggregate for t in wanted], fresh)
             target.position = end
 
     def _batch(self, tx: Cursor, targets: Sequence[Target]) -> int:
@@ -190,25 +220,35 @@ class Projector:
     def _advance(self, notification: Any) -> Any:
         """The notification's aggregate, brought up to (at least) the notification's version."""
         aggregate_id, version = notification.originator_id, notification.originator_version
-        aggregate = self._cache.get(aggregate_id)
+        key = aggregate_id.int
+        cache = self._cache
+        aggregate = cache.get(key)
         if aggregate is None or aggregate.version < version:
             if aggregate is not None and aggregate.version == version - 1 or aggregate is None and version == 1:
                 aggregate = self.app.mapper.to_domain_event(notification).mutate(aggregate)
             else:
                 aggregate = self.app.repository.get(aggregate_id, version=version)
-        self._cache[aggregate_id] = aggregate
-        self._cache.move_to_end(aggregate_id)
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        cache[key] = aggregate
+        if key != self._last_key:  # consecutive events of one aggregate: already the most recent entry
+            cache.move_to_end(key)
+            if len(cache) > self.cache_size:
+                cache.popitem(last=False)
+            self._last_key = key
         return aggregate
 
-    def _write(self, tx: Cursor, target: Target, aggregates: list[Any]) -> None:
-        """Replace every table row of the given aggregates with the rows of their current state."""
+    def _forget(self) -> None:
+        """Drop the cached aggregates (after a rolled-back batch they may be ahead of the committed rows)."""
+        self._cache.clear()
+        self._last_key = None
+
+    def _write(self, tx: Cursor, target: Target, aggregates: list[Any], fresh: list[bool]) -> None:
+        """Replace every table row of the given aggregates with the rows of their current state (aggregates
+        whose first event is in this batch have no row yet: nothing to delete)."""
         if not aggregates:
             return
         for table in target.projection.tables:
             physical = target.physical(table.name)
-            owners = [OWNERS[KINDS[type(a)]](a) for a in aggregates]
+            owners = [OWNERS[KINDS[type(a)]](a) for a, new in zip(aggregates, fresh) if not new]
             for i in range(0, len(owners), DELETE_CHUNK):
                 chunk = owners[i:i + DELETE_CHUNK]
                 tx.execute(f"DELETE FROM {physical} WHERE {table.owner} IN ({', '.join('?' * len(chunk))})", chunk)
@@ -264,7 +304,7 @@ class Projector:
                            (name, target.position, token))
         if progress:
             progress(targets[0].position if targets else 0, max(total, targets[0].position if targets else 0))
-        self._cache.clear()
+        self._forget()
         return done
 
 

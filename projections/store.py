@@ -53,7 +53,10 @@ class SQLiteStore(Store):
         self.connection = sqlite3.connect(path, isolation_level=None, timeout=SQLITE_BUSY_TIMEOUT,
                                           check_same_thread=False)
         if path != ":memory:":
+            # WAL with synchronous=NORMAL: a commit is atomic and survives a crash of the process; only a power
+            # loss may drop the last commits, rows and tracking position together (never one without the other).
             self.connection.execute("PRAGMA journal_mode=WAL")
+            self.connection.execute("PRAGMA synchronous=NORMAL")
 
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
