@@ -101,8 +101,9 @@ def build_projector(app, names: Sequence[str] | None = None, **options):  # noqa
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Create the event store's tables and the projections' tables, once, before any worker starts."""
     projector = build_projector(build_application(create_table=True))
-    created = projector.migrate()
-    print(f"migrated: event store ready; projections created: {', '.join(created) or 'none (all present)'}")
+    done = projector.migrate()
+    print(f"migrated: event store ready; projections created: {', '.join(done['created']) or 'none (all present)'}"
+          + (f"; rebuilt (their tables changed): {', '.join(done['rebuilt'])}" if done["rebuilt"] else ""))
     return 0
 
 
@@ -131,7 +132,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     """Rebuild projections from the first event beside the live tables, then swap them in."""
     app = build_application()
     names = [args.projection] if args.projection else None
-    projector = build_projector(app, names, batch_size=args.batch_size)
+    from projections.projector import REBUILD_BATCH_SIZE
+
+    projector = build_projector(app, names, batch_size=args.batch_size or REBUILD_BATCH_SIZE)
     started = time.monotonic()
 
     def progress(position: int, total: int) -> None:
@@ -169,7 +172,7 @@ def parser() -> argparse.ArgumentParser:
     project.set_defaults(run=cmd_project)
     rebuild = commands.add_parser("rebuild", help="rebuild projections from the first event, then swap them in")
     rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
-    rebuild.add_argument("--batch-size", type=int, default=5000, help="notifications per transaction")
+    rebuild.add_argument("--batch-size", type=int, help="notifications per transaction (default 5000)")
     rebuild.set_defaults(run=cmd_rebuild)
     return top
 

@@ -93,24 +93,29 @@ class Projector:
 
     # ------------------------------------------------------------------ tables
 
-    def migrate(self) -> list[str]:
-        """Create the tracking table and any projection's missing tables; return the projections created."""
-        created = []
+    def migrate(self, progress: Callable[[int, int], None] | None = None) -> dict[str, list[str]]:
+        """Create the tracking table and any projection's missing tables, and rebuild those whose tables were
+        built from another definition; return the projections created and rebuilt."""
+        created, stale = [], []
         with self.store.transaction() as tx:
             tx.execute(TRACKING)
-            tracked = {name for name, in tx.execute("SELECT projection FROM projection_tracking").fetchall()}
+            tracked = dict(tx.execute("SELECT projection, fingerprint FROM projection_tracking").fetchall())
             for name in self.names:
                 if name in tracked:
+                    if tracked[name] != PROJECTIONS[name].fingerprint:
+                        stale.append(name)
                     continue
                 token = secrets.token_hex(4)
                 for table in PROJECTIONS[name].tables:
                     tx.execute(f"DROP TABLE IF EXISTS {table.name}")
                     for statement in table.ddl(table.name, token):
                         tx.execute(statement)
-                tx.execute("INSERT INTO projection_tracking (projection, position, token) VALUES (?, 0, ?)",
-                           (name, token))
+                tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
+                           "VALUES (?, 0, ?, ?)", (name, token, PROJECTIONS[name].fingerprint))
                 created.append(name)
-        return created
+        if stale:
+            Projector(self.app, self.store, names=stale, batch_size=self.batch_size).rebuild(progress)
+        return {"created": created, "rebuilt": stale}
 
     def positions(self) -> dict[str, int]:
         rows = self.store.query("SELECT projection, position FROM projection_tracking")
@@ -119,14 +124,17 @@ class Projector:
     def _targets(self, suffix: str = "") -> list[Target]:
         if not self.store.table_exists("projection_tracking"):
             raise NotMigratedError("the projections' tables do not exist: run `tramita migrate` first")
-        tracked = {name: (int(position), token) for name, position, token in
-                   self.store.query("SELECT projection, position, token FROM projection_tracking")}
+        tracked = {name: (int(position), token, fingerprint) for name, position, token, fingerprint in
+                   self.store.query("SELECT projection, position, token, fingerprint FROM projection_tracking")}
         targets = []
         for name in self.names:
             tracking_name = name + suffix
             if tracking_name not in tracked:
                 raise NotMigratedError(f"projection {tracking_name} has no tables: run `tramita migrate` first")
-            position, token = tracked[tracking_name]
+            position, token, fingerprint = tracked[tracking_name]
+            if fingerprint != PROJECTIONS[name].fingerprint:
+                raise NotMigratedError(f"projection {name}'s tables were built by another version of tramita: "
+                                       "run `tramita migrate` (it rebuilds them)")
             targets.append(Target(PROJECTIONS[name], tracking_name, suffix, position, token))
         return targets
 
@@ -274,8 +282,8 @@ class Projector:
                     for statement in table.ddl(f"{table.name}{REBUILD_SUFFIX}", token):
                         tx.execute(statement)
                 tx.execute("DELETE FROM projection_tracking WHERE projection = ?", (name + REBUILD_SUFFIX,))
-                tx.execute("INSERT INTO projection_tracking (projection, position, token) VALUES (?, 0, ?)",
-                           (name + REBUILD_SUFFIX, token))
+                tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
+                           "VALUES (?, 0, ?, ?)", (name + REBUILD_SUFFIX, token, PROJECTIONS[name].fingerprint))
         builder = Projector(self.app, self.store, names=self.names, batch_size=self.batch_size,
                             cache_size=self.cache_size)
         total = self.app.recorder.max_notification_id() or 0
@@ -300,8 +308,8 @@ class Projector:
                     tx.execute(f"ALTER TABLE {table.name}{REBUILD_SUFFIX} RENAME TO {table.name}")
                 name = target.projection.name
                 tx.execute("DELETE FROM projection_tracking WHERE projection IN (?, ?)", (name, target.tracking_name))
-                tx.execute("INSERT INTO projection_tracking (projection, position, token) VALUES (?, ?, ?)",
-                           (name, target.position, token))
+                tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
+                           "VALUES (?, ?, ?, ?)", (name, target.position, token, target.projection.fingerprint))
         if progress:
             progress(targets[0].position if targets else 0, max(total, targets[0].position if targets else 0))
         self._forget()

@@ -6,6 +6,7 @@ build token, so that `rebuild` can build a projection's tables beside the live o
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 
@@ -37,6 +38,12 @@ class Projection:
     aggregates: tuple[str, ...]
     """The aggregate kinds it reads ("case", "municipality", "alert")."""
     tables: tuple[Table, ...] = field(default_factory=tuple)
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the tables' definitions: live tables built from another one must be rebuilt."""
+        shape = repr([(t.name, t.columns, t.key, t.owner, t.indexes) for t in self.tables])
+        return hashlib.sha256(shape.encode()).hexdigest()[:16]
 
 
 TEXT, INT = "TEXT", "INTEGER"
@@ -85,4 +92,4 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
 )}
 
 TRACKING = ("CREATE TABLE IF NOT EXISTS projection_tracking "
-            "(projection TEXT PRIMARY KEY, position BIGINT NOT NULL, token TEXT NOT NULL)")
+            "(projection TEXT PRIMARY KEY, position BIGINT NOT NULL, token TEXT NOT NULL, fingerprint TEXT NOT NULL)")

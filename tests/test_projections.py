@@ -13,7 +13,7 @@ from domain.demo import MESA, seed_demo
 from projections import queries
 from projections.projector import Projector
 from projections.schema import PROJECTIONS
-from projections.store import Store, open_store
+from projections.store import NotMigratedError, Store, open_store
 from tests.stores import make_app
 from tests.test_article_rules import requisition_received
 
@@ -230,3 +230,15 @@ def test_the_projections_connect_to_the_events_database_and_schema_read_from_the
     assert (info["dbname"], info["host"], info["port"], info["user"], info["password"]) == \
         ("tramita", "db.example", "6543", "clerk", "s@cret")
     assert info["options"] == "-c search_path=acre"
+
+
+def test_tables_built_by_another_definition_are_refused_until_migrate_rebuilds_them(demo):
+    _, projector = demo
+    with projector.store.transaction() as tx:
+        tx.execute("UPDATE projection_tracking SET fingerprint = 'older' WHERE projection = 'deadlines'")
+    with pytest.raises(NotMigratedError, match="deadlines.*run `tramita migrate`"):
+        projector.run_once()
+    before = snapshot(projector.store)
+    assert projector.migrate() == {"created": [], "rebuilt": ["deadlines"]}
+    assert snapshot(projector.store) == before
+    assert projector.catch_up() == 0
