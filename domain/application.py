@@ -595,8 +595,6 @@ class Tramita(Application):
             raise InvalidActError("district", f"{municipality.name} has no district named {district!r} in the "
                                   f"registry")
 
-    # ------------------------------------------------------------------ reading and auditing
-
     # ------------------------------------------------------------------ alerts (RULES.md, Deadlines)
 
     def raise_alerts(self, case_ref: str | UUID, actor: Actor, *, thresholds: tuple[int, ...]) -> list[UUID]:
@@ -620,7 +618,7 @@ class Tramita(Application):
             raised.append(Alert.id_for(case.id, key, kind))
         return raised
 
-    # ------------------------------------------------------------------ reads
+    # ------------------------------------------------------------------ reading and auditing
 
     def resolve_case(self, case_ref: str | UUID) -> UUID:
         """A case number (LC35-2026-0001) or its UUID -> the case id; unknown -> CaseNotFoundError."""

@@ -25,27 +25,32 @@ def _decoded(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (json.loads(v) if k in _JSON_COLUMNS and v is not None else v) for k, v in row.items()}
 
 
+def _where(*conditions: tuple[str, tuple[Any, ...] | None]) -> tuple[str, list[Any]]:
+    """` WHERE a AND b` and its parameters, from (condition, parameters) pairs; None leaves a condition out."""
+    chosen = [(sql, values) for sql, values in conditions if values is not None]
+    if not chosen:
+        return "", []
+    return " WHERE " + " AND ".join(sql for sql, _ in chosen), [v for _, values in chosen for v in values]
+
+
+def _given(value: Any) -> tuple[Any, ...] | None:
+    return (value,) if value not in (None, "") else None
+
+
 def cases(store: Store, *, kind: str | None = None, stage: str | None = None, municipality: str | None = None,
           text: str | None = None, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     """Cases by kind, stage, municipality concerned (origin, receiving or new) and words of their names."""
-    where, params = [], []
-    if kind:
-        where.append("c.kind = ?")
-        params.append(kind)
-    if stage:
-        where.append("c.stage = ?")
-        params.append(stage)
-    if municipality:
-        where.append("EXISTS (SELECT 1 FROM case_municipalities cm WHERE cm.case_id = c.case_id "
-                     "AND cm.municipality = ?)")
-        params.append(municipality)
-    if text:
-        pattern = f"%{normalise_name(text)}%"
-        where.append("(c.search LIKE ? OR EXISTS (SELECT 1 FROM case_municipalities cm JOIN municipalities m "
-                     "ON m.code = cm.municipality WHERE cm.case_id = c.case_id AND m.search LIKE ?))")
-        params += [pattern, pattern]
-    sql = "SELECT c.* FROM cases c" + (f" WHERE {' AND '.join(where)}" if where else "")
-    sql += " ORDER BY c.number LIMIT ? OFFSET ?"
+    pattern = f"%{normalise_name(text)}%" if text else None
+    where, params = _where(
+        ("c.kind = ?", _given(kind)),
+        ("c.stage = ?", _given(stage)),
+        ("EXISTS (SELECT 1 FROM case_municipalities cm WHERE cm.case_id = c.case_id AND cm.municipality = ?)",
+         _given(municipality)),
+        ("(c.search LIKE ? OR EXISTS (SELECT 1 FROM case_municipalities cm JOIN municipalities m "
+         "ON m.code = cm.municipality WHERE cm.case_id = c.case_id AND m.search LIKE ?))",
+         (pattern, pattern) if pattern else None),
+    )
+    sql = f"SELECT c.* FROM cases c{where} ORDER BY c.number LIMIT ? OFFSET ?"
     return [_decoded(r) for r in store.query_dicts(sql, [*params, limit, offset])]
 
 
@@ -64,26 +69,15 @@ def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | No
     if status is not None and status not in DEADLINE_STATUSES:
         raise ValueError(f"status: {status!r} is not one of {', '.join(DEADLINE_STATUSES)}")
     today_iso, soon_iso = today.isoformat(), (today + timedelta(days=due_soon_days)).isoformat()
-    where, params = [], []
-    if status == "missed":
-        where.append("(status = 'missed' OR (status = 'open' AND due_on < ?))")
-        params.append(today_iso)
-    elif status == "due-soon":
-        where.append("status = 'open' AND due_on >= ? AND due_on <= ?")
-        params += [today_iso, soon_iso]
-    elif status == "open":
-        where.append("status = 'open' AND (due_on IS NULL OR due_on > ?)")
-        params.append(soon_iso)
-    elif status is not None:
-        where.append("status = ?")
-        params.append(status)
-    if due_before is not None:
-        where.append("due_on <= ?")
-        params.append(due_before.isoformat())
-    if case_id is not None:
-        where.append("case_id = ?")
-        params.append(case_id)
-    sql = "SELECT * FROM deadlines" + (f" WHERE {' AND '.join(where)}" if where else "")
+    by_status = {
+        "missed": ("(status = 'missed' OR (status = 'open' AND due_on < ?))", (today_iso,)),
+        "due-soon": ("status = 'open' AND due_on >= ? AND due_on <= ?", (today_iso, soon_iso)),
+        "open": ("status = 'open' AND (due_on IS NULL OR due_on > ?)", (soon_iso,)),
+    }
+    where, params = _where(by_status.get(status or "", ("status = ?", _given(status))),
+                           ("due_on <= ?", _given(due_before and due_before.isoformat())),
+                           ("case_id = ?", _given(case_id)))
+    sql = f"SELECT * FROM deadlines{where}"
     sql += " ORDER BY due_on, case_number, deadline LIMIT ?"
     rows = store.query_dicts(sql, [*params, limit])
     for row in rows:
@@ -113,30 +107,17 @@ def effective_status(row: dict[str, Any], today: date, due_soon_days: int) -> st
 
 def freezes(store: Store, *, active: bool | None = None, municipality: str | None = None) -> list[dict[str, Any]]:
     """Art. 38: freezes, active or lifted, with the blocking case."""
-    where, params = [], []
-    if active is not None:
-        where.append("active = ?")
-        params.append(int(active))
-    if municipality:
-        where.append("municipality = ?")
-        params.append(municipality)
-    sql = "SELECT * FROM freezes" + (f" WHERE {' AND '.join(where)}" if where else "")
-    rows = store.query_dicts(sql + " ORDER BY municipality, since, case_number", params)
+    where, params = _where(("active = ?", None if active is None else (int(active),)),
+                           ("municipality = ?", _given(municipality)))
+    rows = store.query_dicts(f"SELECT * FROM freezes{where} ORDER BY municipality, since, case_number", params)
     return [{**r, "active": bool(r["active"])} for r in rows]
 
 
 def alerts(store: Store, *, since: str | None = None, case_id: str | None = None,
            limit: int = 500) -> list[dict[str, Any]]:
     """Alerts raised at or after `since` (an ISO timestamp), oldest first."""
-    where, params = [], []
-    if since:
-        where.append("raised_at >= ?")
-        params.append(since)
-    if case_id:
-        where.append("case_id = ?")
-        params.append(case_id)
-    sql = "SELECT * FROM alerts" + (f" WHERE {' AND '.join(where)}" if where else "")
-    return store.query_dicts(sql + " ORDER BY raised_at, alert_id LIMIT ?", [*params, limit])
+    where, params = _where(("raised_at >= ?", _given(since)), ("case_id = ?", _given(case_id)))
+    return store.query_dicts(f"SELECT * FROM alerts{where} ORDER BY raised_at, alert_id LIMIT ?", [*params, limit])
 
 
 def municipalities(store: Store, *, text: str | None = None) -> list[dict[str, Any]]:

@@ -147,6 +147,12 @@ def test_an_open_deadline_is_due_soon_on_its_last_day_and_missed_the_day_after(r
     assert by_status("missed", due) == [] and by_status("due-soon", due) == [deadline["deadline"]]
     assert by_status("missed", date.fromordinal(due.toordinal() + 1)) == [deadline["deadline"]]
     assert by_status("open", date.fromordinal(due.toordinal() - 6)) == [deadline["deadline"]]
+    due_by = lambda day: [r["deadline"] for r in queries.deadlines(  # noqa: E731
+        projector.store, today=date(2025, 10, 20), due_soon_days=5, due_before=day, case_id=deadline["case_id"])]
+    assert due_by(date.fromordinal(due.toordinal() - 1)) == []
+    assert due_by(due) == due_by(date.fromordinal(due.toordinal() + 1)) == [deadline["deadline"]]
+    assert [r["deadline"] for r in queries.open_deadlines_due_by(projector.store, due)] == [deadline["deadline"]]
+    assert queries.open_deadlines_due_by(projector.store, date.fromordinal(due.toordinal() - 1)) == []
 
 
 def test_due_on_or_before_a_day_reads_the_status_and_due_date_index(demo):
