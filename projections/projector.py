@@ -330,7 +330,6 @@ def new_events_waiter(app: Tramita, store: Store, stop: threading.Event) -> Call
     listener.execute(sql.SQL("LISTEN {0}").format(sql.Identifier(channel)))
 
     def wait(seconds: float) -> None:
-        for _ in listener.notifies(timeout=seconds, stop_after=1):
-            pass
+        list(listener.notifies(timeout=seconds, stop_after=1))  # returns on the first notification or the timeout
 
     return wait

@@ -15,6 +15,9 @@ from typing import Any
 from domain.names import normalise_name
 from projections.store import Store
 
+#: Rows a page of cases holds unless asked otherwise.
+PAGE = 100
+
 #: The effective statuses a deadline can have on a given day.
 DEADLINE_STATUSES = ("open", "due-soon", "missed", "met-on-time", "met-late")
 
@@ -38,7 +41,7 @@ def _given(value: Any) -> tuple[Any, ...] | None:
 
 
 def cases(store: Store, *, kind: str | None = None, stage: str | None = None, municipality: str | None = None,
-          text: str | None = None, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
+          text: str | None = None, limit: int = PAGE, offset: int = 0) -> list[dict[str, Any]]:
     """Cases by kind, stage, municipality concerned (origin, receiving or new) and words of their names."""
     pattern = f"%{normalise_name(text)}%" if text else None
     where, params = _where(

@@ -8,8 +8,9 @@ explicit transaction, so that a projection's rows and its tracking position comm
 from __future__ import annotations
 
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 #: How long a projection write waits for SQLite's write lock held by an act being recorded (seconds).
@@ -20,29 +21,34 @@ class NotMigratedError(Exception):
     """The projections' tables were never created: `tramita migrate` creates them, once."""
 
 
-class Store:
+class Store(ABC):
     """A connection to the projections' database and the differences between SQLite and PostgreSQL."""
 
     dialect: str
 
-    def transaction(self) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Cursor]:
+        """A write transaction: committed when the block ends, rolled back if it raises."""
 
+    @abstractmethod
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
+        """Rows of a read."""
 
+    @abstractmethod
     def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """Rows of a read, as column -> value."""
 
+    @abstractmethod
     def explain(self, sql: str, params: Sequence[Any] = ()) -> str:
         """The database's query plan for `sql`, as text."""
-        raise NotImplementedError
 
+    @abstractmethod
     def table_exists(self, name: str) -> bool:
-        raise NotImplementedError
+        """Is there a table of that name (in the current schema)?"""
 
+    @abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Close the connection."""
 
 
 class SQLiteStore(Store):
