@@ -123,7 +123,8 @@ def cmd_project(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
     print(f"projector following the event log from {projector.positions()}", flush=True)
-    projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop))
+    projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop),
+                  log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"projector stopped at {projector.positions()}", flush=True)
     return 0
 

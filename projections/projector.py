@@ -33,6 +33,8 @@ CACHE_SIZE = 2000
 #: Rows deleted per statement when an aggregate's rows are replaced.
 DELETE_CHUNK = 500
 
+#: Batches failed in a row for a passing reason of the database before the projector gives up.
+TRANSIENT_FAILURES = 6
 #: Batches read again in a row when the positions moved under them, before giving up.
 CONFLICT_RETRIES = 5
 
@@ -162,11 +164,28 @@ class Projector:
         raise TrackingConflict(f"the tracking positions moved under {CONFLICT_RETRIES} batches in a row")
 
     def run(self, stop: threading.Event, *, poll_seconds: float = 0.5,
-            wait: Callable[[float], None] | None = None) -> None:
-        """Follow the log until `stop` is set; a batch in progress finishes (or rolls back) first."""
+            wait: Callable[[float], None] | None = None, log: Callable[[str], None] = print) -> None:
+        """Follow the log until `stop` is set; a batch in progress finishes (or rolls back) first.
+
+        A batch that fails for a passing reason of the database (locked, deadlock, connection lost) is rolled
+        back and tried again after a growing pause, each failure logged; after TRANSIENT_FAILURES in a row the
+        error is raised, so that the process exits non-zero and its supervisor sees it.
+        """
         wait = wait or stop.wait
+        failures = 0
         while not stop.is_set():
-            if self.run_once() == 0 and not stop.is_set():
+            try:
+                covered = self.run_once()
+            except self.store.transient_errors as error:
+                failures += 1
+                if failures >= TRANSIENT_FAILURES:
+                    raise
+                pause = poll_seconds * 2 ** failures
+                log(f"projector: batch rolled back ({type(error).__name__}: {error}); retry {failures} in {pause:.1f}s")
+                wait(pause)
+                continue
+            failures = 0
+            if covered == 0 and not stop.is_set():
                 wait(poll_seconds)
 
     def catch_up(self) -> int:

@@ -25,6 +25,8 @@ class Store(ABC):
     """A connection to the projections' database and the differences between SQLite and PostgreSQL."""
 
     dialect: str
+    #: Errors of the database that pass (a lock held too long, a deadlock, a lost connection): retry later.
+    transient_errors: tuple[type[BaseException], ...] = ()
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Cursor]:
@@ -53,6 +55,7 @@ class Store(ABC):
 
 class SQLiteStore(Store):
     dialect = "sqlite"
+    transient_errors = (sqlite3.OperationalError,)
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -100,20 +103,30 @@ class PostgresStore(Store):
         import psycopg
 
         self.conninfo = conninfo
-        self.connection = psycopg.connect(autocommit=True, application_name="tramita-projections", **conninfo)
+        # deadlocks, serialization failures, lock timeouts and lost connections are all OperationalError
+        self.transient_errors = (psycopg.OperationalError,)
+        self._connect = lambda: psycopg.connect(autocommit=True, application_name="tramita-projections", **conninfo)
+        self.connection = self._connect()
+
+    def _live(self) -> Any:
+        """The connection, opened again if it was lost (a server restart: the failed batch rolled back with it)."""
+        if self.connection.closed:
+            self.connection = self._connect()
+        return self.connection
 
     @contextmanager
     def transaction(self) -> Iterator[Cursor]:
-        with self.connection.transaction(), self.connection.cursor() as cursor:
+        connection = self._live()
+        with connection.transaction(), connection.cursor() as cursor:
             yield Cursor(cursor, "%s")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self.connection.cursor() as cursor:
+        with self._live().cursor() as cursor:
             cursor.execute(_pg(sql), tuple(params))
             return cursor.fetchall() if cursor.description else []
 
     def query_dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.connection.cursor() as cursor:
+        with self._live().cursor() as cursor:
             cursor.execute(_pg(sql), tuple(params))
             names = [c.name for c in cursor.description]
             return [dict(zip(names, row)) for row in cursor.fetchall()]

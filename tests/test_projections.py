@@ -3,6 +3,7 @@ deadline statuses on the day before, of and after a due date."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from datetime import date
 
@@ -248,3 +249,66 @@ def test_tables_built_by_another_definition_are_refused_until_migrate_rebuilds_t
     assert projector.migrate() == {"created": [], "rebuilt": ["deadlines"]}
     assert snapshot(projector.store) == before
     assert projector.catch_up() == 0
+
+
+def flaky(store: Store, failures: int) -> list[int]:
+    """Make the store's next `failures` transactions fail as the database does when it passes (locked, lost)."""
+    calls = [0]
+    real = store.transaction
+
+    def transaction():
+        calls[0] += 1
+        if calls[0] <= failures:
+            raise store.transient_errors[0]("database is locked (simulated)")
+        return real()
+
+    store.transaction = transaction  # type: ignore[method-assign]
+    return calls
+
+
+def test_a_projector_retries_a_batch_the_database_refused_for_a_passing_reason_and_loses_nothing(
+        database_url, stores):
+    app = make_app(database_url)
+    projector = Projector(app, stores(database_url), batch_size=40)
+    projector.migrate()
+    seed_demo(app, silent)
+    flaky(projector.store, 2)
+    stop, logged, pauses = threading.Event(), [], []
+
+    def wait(seconds: float) -> None:
+        pauses.append(seconds)
+        if min(projector.positions().values()) == app.recorder.max_notification_id():
+            stop.set()
+
+    projector.run(stop, poll_seconds=0.01, wait=wait, log=logged.append)
+    assert len(logged) == 2 and all("batch rolled back" in line and "retry" in line for line in logged)
+    assert pauses[:2] == [0.02, 0.04]
+    followed = snapshot(projector.store)
+    projector.rebuild()
+    assert snapshot(projector.store) == followed
+
+
+def test_a_projector_that_keeps_failing_stops_with_the_error_for_its_supervisor(database_url, stores):
+    app = make_app(database_url)
+    projector = Projector(app, stores(database_url))
+    projector.migrate()
+    flaky(projector.store, 1000)
+    with pytest.raises(projector.store.transient_errors):
+        projector.run(threading.Event(), poll_seconds=0, wait=lambda _: None, log=lambda _: None)
+    assert projector.positions() == dict.fromkeys(PROJECTIONS, 0)
+
+
+@pytest.mark.postgres
+def test_a_projector_whose_postgresql_connection_was_cut_reconnects(new_database_url, stores):
+    url = new_database_url("postgres")
+    app = make_app(url)
+    projector = Projector(app, stores(url))
+    projector.migrate()
+    seed_demo(app, silent)
+    killer = stores(url)
+    killer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                 "WHERE application_name = 'tramita-projections' AND pid <> pg_backend_pid()")
+    stop = threading.Event()
+    projector.run(stop, poll_seconds=0, log=lambda _: None,
+                  wait=lambda _: stop.set() if min(projector.positions().values()) > 0 else None)
+    assert min(projector.positions().values()) == app.recorder.max_notification_id()
