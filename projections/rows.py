@@ -21,11 +21,6 @@ from domain.registry import Municipality
 Row = tuple[Any, ...]
 
 
-def kind_of(aggregate: Any) -> str | None:
-    """The aggregate kind a projection reads ("case", "municipality", "alert"), or None."""
-    return KINDS.get(type(aggregate))
-
-
 def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain)
 
