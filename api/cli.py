@@ -7,7 +7,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -25,7 +25,8 @@ def database_url() -> str:
     return os.environ.get("TRAMITA_DATABASE_URL", DEFAULT_DATABASE_URL)
 
 
-def build_application(url: str | None = None, *, create_table: bool | None = None):  # noqa: ANN201
+def build_application(url: str | None = None, *, create_table: bool | None = None,
+                      clock: Callable[[], datetime] = system_clock):  # noqa: ANN201
     """The one place where the store, the clock and the statute are wired together.
 
     Event tables are created by `tramita migrate`; on PostgreSQL no other command creates them (concurrent
@@ -39,7 +40,7 @@ def build_application(url: str | None = None, *, create_table: bool | None = Non
     env = persistence_env(url, create_table=create_table)
     if "SQLITE_DBNAME" in env:
         Path(env["SQLITE_DBNAME"]).parent.mkdir(parents=True, exist_ok=True)
-    return Tramita(env, clock=system_clock)
+    return Tramita(env, clock=clock)
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
@@ -151,6 +152,78 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cli_actor():  # noqa: ANN201
+    """Who runs an administrative command: the operating-system user, recorded on the token's events."""
+    import getpass
+
+    from domain.acts import Actor
+
+    return Actor(f"{getpass.getuser()}@cli", "token-administrator")
+
+
+def cmd_token_create(args: argparse.Namespace) -> int:
+    issued = build_application().issue_token(cli_actor(), name=args.name, role=args.role,
+                                             municipality=args.municipality)
+    print(f"token {issued.id} for {issued.actor.principal} ({issued.actor.role}"
+          f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}); shown this once:")
+    print(issued.token)
+    return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    token = build_application().revoke_token(cli_actor(), args.token_id, reason=args.reason)
+    print(f"token {token.id} ({token.name}, {token.role}) revoked")
+    return 0
+
+
+def cmd_token_list(args: argparse.Namespace) -> int:
+    for token in build_application().tokens():
+        state = f"revoked {token.revoked_on}" if token.revoked_on else "active"
+        print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<18}  {token.name}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Create the tables if needed, then serve the API with gunicorn."""
+    from api.serve import serve
+
+    cmd_migrate(args)
+    serve(args.bind, args.workers)
+    return 0
+
+
+#: Demo tokens `tramita up` issues (and revokes at its next start): a few bodies of the lifecycle.
+DEMO_ROLES = (("demo-assembly-mesa", "assembly-mesa", None), ("demo-tre", "tre", None),
+              ("demo-governor", "governor", None), ("demo-auditor", "auditor", None),
+              ("demo-mayor-feijo", "mayor", "1200302"))
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler."""
+    from api.serve import run_side_by_side, tramita_command
+    from domain.demo import seed_demo
+
+    cmd_migrate(args)
+    app = build_application()
+    seed_demo(app)
+    for token in app.tokens():
+        if token.name.startswith("demo-") and token.revoked_on is None:
+            app.revoke_token(cli_actor(), str(token.id), reason="replaced by a new `tramita up`")
+    issued = [app.issue_token(cli_actor(), name=name, role=role, municipality=code) for name, role, code in DEMO_ROLES]
+    app.close()
+    url = f"http://{args.bind}"
+    print(f"\ntramita API: {url}    docs: {url}/docs    (Ctrl-C stops the API, the projector and the scheduler)")
+    print("demo tokens (use as `Authorization: Bearer <token>`):")
+    for token in issued:
+        print(f"  {token.actor.role:<15} {token.token}")
+    print(flush=True)
+    return run_side_by_side({
+        "api": tramita_command("serve", "--bind", args.bind, "--workers", str(args.workers)),
+        "projector": tramita_command("project"),
+        "scheduler": tramita_command("scheduler"),
+    })
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
@@ -175,17 +248,38 @@ def parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
     rebuild.add_argument("--batch-size", type=int, help="notifications per transaction (default 5000)")
     rebuild.set_defaults(run=cmd_rebuild)
+    token = commands.add_parser("token", help="API bearer tokens: create, revoke, list")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    create = token_commands.add_parser("create", help="issue a token for a competent body (printed once)")
+    create.add_argument("--role", required=True, help="governor, deputy, assembly-mesa, ..., auditor")
+    create.add_argument("--municipality", help="IBGE code (council, mayor and municipality tokens)")
+    create.add_argument("--name", required=True, help="the holder, recorded as the principal of every act")
+    create.set_defaults(run=cmd_token_create)
+    revoke = token_commands.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id")
+    revoke.add_argument("--reason", default="revoked by an administrator")
+    revoke.set_defaults(run=cmd_token_revoke)
+    token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(run=cmd_token_list)
+    serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
+    serve.add_argument("--bind", default="127.0.0.1:8000", help="HOST:PORT (default 127.0.0.1:8000)")
+    serve.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    serve.set_defaults(run=cmd_serve)
+    up = commands.add_parser("up", help="migrate, seed the demo, then run the API, projector and scheduler")
+    up.add_argument("--bind", default="127.0.0.1:8000")
+    up.add_argument("--workers", type=int, default=2)
+    up.set_defaults(run=cmd_up)
     return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError
+    from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
     from projections.store import NotMigratedError
 
     args = parser().parse_args(argv)
     try:
         return args.run(args)
-    except (CaseNotFoundError, InvalidActError, LegalRuleError, NotMigratedError, ValueError) as error:
+    except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
+            ValueError) as error:
         print(f"tramita: {error}", file=sys.stderr)
         return 2
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import getpass
+from contextvars import ContextVar
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,14 +23,19 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoding
+from eventsourcing.utils import get_topic
 
 from domain import chain
 from domain.acts import ActContext, Actor, ChainedAggregate, require_date
 from domain.alerts import Alert, alert_due
 from domain.calendar import Calendar
 from domain.case import DISTRICT_KINDS, NEW_MUNICIPALITY_KINDS, Case, case_id_for
+from domain.access import (
+    AccessToken, IdempotentRequest, IssuedToken, Receipt, bodies_competent_for, competent_roles,
+)
 from domain.errors import (
-    CaseNotFoundError, InvalidActError, MunicipalityNotFoundError, StaleVersionError,
+    AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError, InvalidActError,
+    MunicipalityNotFoundError, StaleVersionError,
 )
 from domain.names import ToponymList
 from domain.parameters import Statute, shipped_statute
@@ -237,6 +243,20 @@ class Acted:
     number: str
     version: int
     result: Any = None
+    #: True when an `Idempotency-Key` retry was answered from the receipt of the original act.
+    replayed: bool = False
+
+
+class _ReceiptFound(Exception):
+    """Inside a save: the request's receipt exists (a concurrent duplicate got there first)."""
+
+    def __init__(self, receipt: Receipt) -> None:
+        super().__init__(receipt.key)
+        self.receipt = receipt
+
+
+#: The idempotent request being served, if any: `_act` and `open_case` save its receipt with the act.
+_pending_receipt: ContextVar[IdempotentRequest | None] = ContextVar("tramita_pending_receipt", default=None)
 
 
 class Tramita(Application):
@@ -263,6 +283,10 @@ class Tramita(Application):
         require_date("occurred_on", occurred_on)
         return self._context_at(actor, self.clock(), occurred_on)
 
+    def today(self) -> date:
+        """The legal day now: the clock's day in Rio Branco."""
+        return self.clock().astimezone(LEGAL_TIMEZONE).date()
+
     def system_context(self, actor: Actor) -> ActContext:
         """The circumstances of the system's own acts (alerts): their legal date is the recording day."""
         return self._context_at(actor, self.clock(), None)
@@ -283,8 +307,11 @@ class Tramita(Application):
         raise ConcurrentActError(f"the act met {MAX_ATTEMPTS} concurrent saves in a row; nothing was recorded")
 
     def _act(self, case_ref: str | UUID, actor: Actor, occurred_on: date, expected_version: int | None,
-             command: Callable[[Case, ActContext], Any]) -> Acted:
-        """get -> act -> save, retried on a concurrent save; `command` returns extra aggregates to save."""
+             command: Callable[[Case, ActContext], Any], result: Callable[[], Any] = lambda: None) -> Acted:
+        """get -> act -> save, retried on a concurrent save; `command` returns extra aggregates to save.
+
+        The act's receipt, when the request carries an idempotency key, is saved in the same transaction.
+        """
         case_id = self.resolve_case(case_ref)
 
         def attempt() -> Acted:
@@ -293,10 +320,46 @@ class Tramita(Application):
                 raise StaleVersionError(expected_version, case.version)
             ctx = self.context(actor, occurred_on)
             others = command(case, ctx) or []
-            self.save(case, *others)
-            return Acted(case.id, case.number, case.version)
+            acted = Acted(case.id, case.number, case.version, result())
+            self.save(case, *others, *self._receipts(ctx, acted))
+            return acted
 
         return self._retrying(attempt)
+
+    def _receipts(self, ctx: ActContext, acted: Acted) -> list[Receipt]:
+        """The receipt to save with the act, when the request being served carries an idempotency key."""
+        request = _pending_receipt.get()
+        if request is None:
+            return []
+        existing = self._get_or_none(request.receipt_id)
+        if existing is not None:
+            raise _ReceiptFound(existing)
+        return [Receipt.issue(ctx, scope=request.scope, key=request.key, fingerprint=request.fingerprint,
+                              act=request.act, case_id=acted.case_id, case_number=acted.number,
+                              case_version=acted.version, result=acted.result)]
+
+    def idempotently(self, request: IdempotentRequest | None, record: Callable[[], Acted]) -> Acted:
+        """`Idempotency-Key`: record the act once; a retry of the same request gets the original act back.
+
+        The receipt (key, request fingerprint, resulting case version) is saved in the act's own transaction, so
+        two racing copies of a request record one act: the second meets the receipt and is answered from it.
+        The same key with another request is refused (IdempotencyKeyReusedError) and records nothing.
+        """
+        if request is None:
+            return record()
+        existing = self._get_or_none(request.receipt_id)
+        if existing is None:
+            pending = _pending_receipt.set(request)
+            try:
+                return record()
+            except _ReceiptFound as found:
+                existing = found.receipt
+            finally:
+                _pending_receipt.reset(pending)
+        if existing.fingerprint != request.fingerprint:
+            raise IdempotencyKeyReusedError(request.key, existing.act, existing.case_number)
+        return Acted(UUID(existing.case_id), existing.case_number, existing.case_version, existing.result,
+                     replayed=True)
 
     # ------------------------------------------------------------------ opening (Art. 8, 9, 31, 37, 38)
 
@@ -323,8 +386,9 @@ class Tramita(Application):
                 registry[code].freeze(ctx, str(case.id), number)
             for m in registry.values():
                 m.require_existing(ctx, case.article_of_opening)
-            self.save(numbering, case, *(registry[code] for code in case.frozen))
-            return Acted(case.id, number, case.version)
+            acted = Acted(case.id, number, case.version)
+            self.save(numbering, case, *(registry[code] for code in case.frozen), *self._receipts(ctx, acted))
+            return acted
 
         return self._retrying(attempt)
 
@@ -338,9 +402,7 @@ class Tramita(Application):
         def command(c: Case, ctx: ActContext) -> None:
             holder["requisition"] = c.issue_requisition(ctx, body=body, items=items)
 
-        acted = self._act(case, actor, occurred_on, expected_version, command)
-        acted.result = holder["requisition"]
-        return acted
+        return self._act(case, actor, occurred_on, expected_version, command, result=lambda: holder["requisition"])
 
     def receive_requisition(self, case: str, actor: Actor, occurred_on: date, *, requisition: str,
                             expected_version: int | None = None) -> Acted:
@@ -549,14 +611,16 @@ class Tramita(Application):
         return seeded
 
     def record_figure(self, code: str, actor: Actor, occurred_on: date, *, figure: str, value: Any, as_of: date,
-                      source: str) -> int:
+                      source: str) -> Acted:
         """Art. 4 par. ún.: a competent body records a registry figure with its date and source."""
 
-        def attempt() -> int:
+        def attempt() -> Acted:
             municipality = self._get_municipality(code)
-            municipality.record_figure(self.context(actor, occurred_on), figure, value, as_of, source)
-            self.save(municipality)
-            return municipality.version
+            ctx = self.context(actor, occurred_on)
+            municipality.record_figure(ctx, figure, value, as_of, source)
+            acted = Acted(municipality.id, code, municipality.version)
+            self.save(municipality, *self._receipts(ctx, acted))
+            return acted
 
         return self._retrying(attempt)
 
@@ -618,6 +682,66 @@ class Tramita(Application):
             raised.append(Alert.id_for(case.id, key, kind))
         return raised
 
+    # ------------------------------------------------------------------ access (the API's bearer tokens)
+
+    def token_roles(self) -> list[str]:
+        """The roles a token may have: the bodies the competence tables name today, and the auditors."""
+        return competent_roles(self.statute, self.system_context(SYSTEM_ACTOR).today)
+
+    def issue_token(self, issuer: Actor, *, name: str, role: str, municipality: str | None = None) -> IssuedToken:
+        """Issue a bearer token for a competent body; the token is returned once, only its hash is stored."""
+        ctx = self.system_context(issuer)
+        if municipality is not None:
+            self._get_municipality(municipality)
+        token, secret = AccessToken.issue(ctx, name=name, role=role, municipality=municipality,
+                                          roles=self.token_roles())
+        self.save(token)
+        return IssuedToken(token.id, secret, token.actor)
+
+    def revoke_token(self, issuer: Actor, token_id: str, *, reason: str) -> AccessToken:
+        token = self._get_token(token_id)
+        token.revoke(self.system_context(issuer), reason=reason)
+        self.save(token)
+        return token
+
+    def authenticate(self, bearer: str | None) -> AccessToken:
+        """The token a bearer presents (its `actor` records the acts); AuthenticationError when unknown or revoked."""
+        parsed = AccessToken.parse(bearer or "")
+        if parsed is None:
+            raise AuthenticationError("a bearer token is required (Authorization: Bearer trm_…)")
+        token = self._get_or_none(parsed[0])
+        if not isinstance(token, AccessToken) or not token.admits(parsed[1]):
+            raise AuthenticationError("the bearer token is unknown or revoked")
+        return token
+
+    def require_may_record(self, actor: Actor, act: str) -> None:
+        """Before reading a request: the actor's role is a body competent for `act` today (for some case kind).
+
+        The act itself checks again, on its legal date and for the case's kind and municipality.
+        """
+        article, bodies = bodies_competent_for(self.statute, self.system_context(actor).today, act)
+        if actor.role not in bodies:
+            raise IncompetentBodyError(article, f"{act} is recorded by {' or '.join(bodies)}; "
+                                       f"{actor.role} is not the competent body", competent=bodies, role=actor.role)
+
+    def tokens(self) -> list[AccessToken]:
+        """Every token ever issued (revoked ones included), oldest first: read from the log by the issue's topic."""
+        topic = get_topic(AccessToken.Issued)
+        ids, start = [], 1
+        while notifications := self.recorder.select_notifications(start=start, limit=500, topics=[topic]):
+            ids += [n.originator_id for n in notifications]
+            start = notifications[-1].id + 1
+        return [self.repository.get(token_id) for token_id in ids]
+
+    def _get_token(self, token_id: str) -> AccessToken:
+        try:
+            token = self._get_or_none(UUID(token_id))
+        except ValueError:
+            raise InvalidActError("token", f"{token_id!r} is not a token id") from None
+        if not isinstance(token, AccessToken):
+            raise InvalidActError("token", f"no token {token_id}")
+        return token
+
     # ------------------------------------------------------------------ reading and auditing
 
     def resolve_case(self, case_ref: str | UUID) -> UUID:
@@ -640,6 +764,42 @@ class Tramita(Application):
         events = self.events_of(case_ref)
         version = sum(1 for e in events if e.occurred_on <= as_of)
         return self.get_case(case_ref, version=version) if version else None
+
+    def case_at(self, case_ref: str | UUID, *, as_of: date | None = None, version: int | None = None,
+                recorded_before: datetime | None = None) -> Case | None:
+        """The case as of a legal date, at a version, or as the system knew it before a moment (at most one).
+
+        None when the case did not exist then (no act dated by `as_of`, none recorded before `recorded_before`).
+        """
+        if sum(x is not None for x in (as_of, version, recorded_before)) > 1:
+            raise InvalidActError("as_of", "give at most one of as_of, version and recorded_before")
+        if as_of is not None:
+            return self.case_as_of(case_ref, as_of)
+        if recorded_before is not None:
+            if recorded_before.tzinfo is None:
+                raise InvalidActError("recorded_before", "give a time zone (e.g. 2026-11-30T12:00:00Z)")
+            known = sum(1 for e in self.events_of(case_ref) if e.timestamp < recorded_before)
+            return self.get_case(case_ref, version=known) if known else None
+        if version is not None:
+            latest = self.get_case(case_ref)
+            if not 1 <= version <= latest.version:
+                raise InvalidActError("version", f"the case has versions 1 to {latest.version}; {version} is none")
+            return self.get_case(case_ref, version=version)
+        return self.get_case(case_ref)
+
+    def case_document(self, case: Case) -> dict[str, Any]:
+        """The case's state as plain data: what its acts assigned, and its open obligations at that version."""
+        document = {name: getattr(case, name) for name in CASE_DOCUMENT_FIELDS}
+        document.update(id=str(case.id), version=case.version, last_act=case.last_act, last_act_on=case.last_act_on,
+                        new_municipality=case.new_municipality,
+                        obligations=case.obligations(self._context_at(SYSTEM_ACTOR, self.clock(),
+                                                                      case.last_occurred_on)))
+        return document
+
+    def export_lines(self, case_ref: str | UUID) -> Iterator[dict[str, Any]]:
+        """The case file for offline checking: each event as its canonical hashed document plus its `hash`."""
+        for event in self.events_of(case_ref):
+            yield chain.export_document(event)
 
     def events_of(self, case_ref: str | UUID) -> list[Any]:
         case_id = self.resolve_case(case_ref)
@@ -726,6 +886,18 @@ class Tramita(Application):
         if municipality is None:
             raise MunicipalityNotFoundError(f"no municipality {code} in the registry")
         return municipality
+
+
+SYSTEM_ACTOR = Actor("tramita", "scheduler")
+
+#: The attributes of a case that its documents show (as its acts assigned them).
+CASE_DOCUMENT_FIELDS = (
+    "number", "kind", "stage", "initiator", "municipalities", "receiving", "areas", "proposed_name", "district",
+    "signature_count", "documents", "impediments", "frozen", "opened_on", "requisitions", "findings", "councils",
+    "requirements", "dispensation", "plebiscite", "result", "communicated_on", "registered_on", "bill", "law",
+    "administrator_list", "administrator", "installation", "remuneration", "organic_law", "extinction_request",
+    "deadlines", "communications", "breaches", "bills", "archived", "concluded_on",
+)
 
 
 def event_row(event: Any) -> dict[str, Any]:

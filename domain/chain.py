@@ -41,10 +41,16 @@ def canonical_value(value: Any) -> Any:
     raise TypeError(f"cannot hash a value of type {type(value).__name__}: {value!r}")
 
 
-def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
-    """The canonical encoding of one event (step 1 and 2 of the recipe)."""
+def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`."""
     document = {key: canonical_value(item) for key, item in fields.items() if key not in EXCLUDED_FIELDS}
     document["type"] = event_type
+    return document
+
+
+def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
+    """The canonical encoding of one event (step 1 and 2 of the recipe)."""
+    document = canonical_document(event_type, fields)
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -55,3 +61,12 @@ def event_hash(event_type: str, fields: dict[str, Any]) -> str:
 def hash_of(event: Any) -> str:
     """Recompute the hash of a (decoded) event object."""
     return event_hash(type(event).__qualname__, vars(event))
+
+
+def export_document(event: Any) -> dict[str, Any]:
+    """One line of an export: the canonical document the hash is taken over (recipe step 1), plus `hash`.
+
+    Offline check: drop `hash`, encode the rest as in step 2, SHA-256 it and compare; each line's `prev_hash`
+    is the previous line's `hash` (the first line's is 64 zeros).
+    """
+    return {**canonical_document(type(event).__qualname__, vars(event)), "hash": event.hash}

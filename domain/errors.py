@@ -54,3 +54,16 @@ class InvalidActError(Exception):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class AuthenticationError(Exception):
+    """No token, a malformed or unknown token, or a revoked one: nobody is recording the act."""
+
+
+class IdempotencyKeyReusedError(Exception):
+    """An `Idempotency-Key` already used by this token for another request (another act, case or body)."""
+
+    def __init__(self, key: str, act: str, case_number: str) -> None:
+        super().__init__(f"Idempotency-Key {key!r} was already used by this token for another request "
+                         f"({act} on {case_number}); a retry must repeat the original request exactly")
+        self.key = key

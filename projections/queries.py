@@ -12,7 +12,10 @@ import json
 from datetime import date, timedelta
 from typing import Any
 
+from domain.case import Case
 from domain.names import normalise_name
+from projections.rows import deadline_rows
+from projections.schema import PROJECTIONS
 from projections.store import Store
 
 #: Rows a page of cases holds unless asked otherwise.
@@ -82,13 +85,24 @@ def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | No
                            ("case_id = ?", _given(case_id)))
     sql = f"SELECT * FROM deadlines{where}"
     sql += " ORDER BY due_on, case_number, deadline LIMIT ?"
-    rows = store.query_dicts(sql, [*params, limit])
-    for row in rows:
-        row["recorded_status"] = row["status"]
-        row["status"] = effective_status(row, today, due_soon_days)
-        row["days_overdue"] = (today - date.fromisoformat(row["due_on"])).days \
-            if row["status"] == "missed" and row["due_on"] else 0
-    return rows
+    return [_with_status(row, today, due_soon_days) for row in store.query_dicts(sql, [*params, limit])]
+
+
+def case_deadlines(case: Case, *, today: date, due_soon_days: int) -> list[dict[str, Any]]:
+    """One case's deadlines from its own state (not the projection), with the same columns and status."""
+    columns = PROJECTIONS["deadlines"].tables[0].column_names
+    rows = [dict(zip(columns, row)) for row in deadline_rows(case)]
+    return sorted((_with_status(row, today, due_soon_days) for row in rows),
+                  key=lambda r: (r["due_on"] is None, r["due_on"] or "", r["deadline"]))
+
+
+def _with_status(row: dict[str, Any], today: date, due_soon_days: int) -> dict[str, Any]:
+    """The recorded status kept as `recorded_status`; `status` as of `today`; days overdue when missed."""
+    row["recorded_status"] = row["status"]
+    row["status"] = effective_status(row, today, due_soon_days)
+    row["days_overdue"] = (today - date.fromisoformat(row["due_on"])).days \
+        if row["status"] == "missed" and row["due_on"] else 0
+    return row
 
 
 def open_deadlines_due_by(store: Store, day: date, limit: int = 10_000) -> list[dict[str, Any]]:

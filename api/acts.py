@@ -1,0 +1,138 @@
+"""`POST /cases` and `POST /cases/{case}/acts/{act}`: one documented operation per act of RULES.md.
+
+Each act is a row of `ACTS`: its kebab-case name (the competence tables' name), the article that governs it,
+its request schema, and the application method that records it. The schema's fields are that method's keyword
+arguments, so the view only parses, calls, and dumps. Before the body is read, the token's role must be one of
+the bodies the statute names for the act (403 otherwise); the act then judges competence again on its legal date
+for the case's kind and municipality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flask import g
+from flask_smorest import Blueprint
+from marshmallow import Schema
+
+from api import schemas as s
+from api.http import acted_response, competent, expected_version, idempotent_request, tramita, write_doc
+
+
+@dataclass(frozen=True)
+class Act:
+    name: str
+    method: str
+    schema: type[Schema]
+    summary: str
+
+
+ACTS: tuple[Act, ...] = (
+    Act("requisition-issued", "issue_requisition", s.RequisitionIssuedSchema,
+        "Art. 10: the Mesa requisitions information from a competent body (requisição)"),
+    Act("requisition-received", "receive_requisition", s.RequisitionReceivedSchema,
+        "Art. 10: the body received the requisition; its 30-day answer deadline starts"),
+    Act("requisition-refused", "refuse_requisition", s.RequisitionRefusedSchema,
+        "Art. 10 §1: a body refused a requisition (recorded as a breach)"),
+    Act("finding-recorded", "record_finding", s.FindingRecordedSchema,
+        "Art. 4 par. ún., Art. 31: a competent body's finding (apuração) with its document"),
+    Act("requirements-verified", "verify_requirements", s.NoFieldsSchema,
+        "Art. 4, 5: the Mesa judges the requirements met for the new and every origin municipality"),
+    Act("council-decree-recorded", "record_council_decree", s.CouncilDecreeRecordedSchema,
+        "Art. 28-30: a council's legislative decree (absolute majority of its seats)"),
+    Act("plebiscite-dispensed", "dispense_plebiscite", s.PlebisciteDispensedSchema,
+        "Art. 1-I: the plebiscite is dispensed for an area change within the brackets"),
+    Act("plebiscite-decreed", "decree_plebiscite", s.PlebisciteDecreedSchema,
+        "Art. 11: the Assembly decrees the plebiscite (decreto legislativo)"),
+    Act("plebiscite-scheduled", "schedule_plebiscite", s.PlebisciteScheduledSchema,
+        "Art. 12: the TRE sets the plebiscite's date by resolution"),
+    Act("plebiscite-result-homologated", "homologate_result", s.PlebisciteResultHomologatedSchema,
+        "Art. 13: the TRE homologates the result; Art. 14's 15 days start"),
+    Act("result-communicated", "communicate_result", s.NoFieldsSchema,
+        "Art. 14: the TRE communicates the result to the Assembly president"),
+    Act("result-registered-in-plenary", "register_in_plenary", s.NoFieldsSchema,
+        "Art. 15: the president registers the result in plenary and informs the Governor"),
+    Act("creation-bill-drafted", "draft_bill", s.CreationBillDraftedSchema,
+        "Art. 16: the CCJ drafts the creation bill"),
+    Act("law-enacted", "enact_law", s.LawEnactedSchema,
+        "Art. 17, 31, 37: the law (creation, area change, district, extinction); the registry changes"),
+    Act("request-signatures-certified", "certify_extinction_request", s.RequestSignaturesCertifiedSchema,
+        "Art. 37-II: the TRE certifies the extinction request's signatures"),
+    Act("administrator-list-sent", "send_administrator_list", s.AdministratorListSentSchema,
+        "Art. 20: the Governor sends the list of three names"),
+    Act("administrator-appointed", "appoint_administrator", s.AdministratorAppointedSchema,
+        "Art. 20: the Assembly chooses the Administrator"),
+    Act("municipality-installed", "install_municipality", s.MunicipalityInstalledSchema,
+        "Art. 19: the Mayor, Vice-Mayor and councillors take office; Art. 22-24 deadlines start"),
+    Act("ledger-transferred", "transfer_ledger", s.OriginDocumentSchema,
+        "Art. 22 par. ún.: an origin municipality delivers its books and accounts"),
+    Act("personnel-documents-sent", "send_personnel_documents", s.OriginDocumentSchema,
+        "Art. 26 par. ún.: an origin municipality sends its staff documents"),
+    Act("prefect-bill-submitted", "submit_prefect_bill", s.PrefectBillSubmittedSchema,
+        "Art. 23 I-IV: the Mayor sends a bill to the Câmara"),
+    Act("organic-law-promulgated", "promulgate_organic_law", s.OrganicLawPromulgatedSchema,
+        "Art. 24: the Câmara promulgates the organic law"),
+    Act("remuneration-fixed", "fix_remuneration", s.RemunerationFixedSchema,
+        "Art. 25: the Câmara fixes the remuneration"),
+    Act("communication-sent", "send_communication", s.CommunicationSentSchema,
+        "Art. 40: the creation or installation is communicated to one recipient"),
+    Act("case-archived", "archive_case", s.CaseArchivedSchema,
+        "Art. 16 par. ún. (or withdrawal, rejection): the case is archived; its freeze is lifted"),
+)
+
+blp = Blueprint("acts", __name__, description="Acts of a case: each recorded as an immutable, hash-chained event")
+
+
+@blp.route("/cases", methods=["POST"], endpoint="petition-filed")
+@competent("petition-filed", if_match=False)
+@blp.arguments(s.PetitionSchema)
+@blp.response(201, s.ActedSchema, headers={"Location": {"schema": {"type": "string"}},
+                                            "ETag": {"schema": {"type": "string"}}})
+@write_doc(if_match=False)
+@blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
+         operationId="petition-filed")
+def petition_filed(data: dict[str, Any]):  # noqa: ANN201
+    app = tramita()
+    occurred_on = data.pop("occurred_on")
+    acted = app.idempotently(idempotent_request("petition-filed"),
+                             lambda: app.open_case(g.actor, occurred_on, **data))
+    return acted_response("petition-filed", acted, status=201)
+
+
+@blp.route("/municipalities/<ibge_code>/figures", methods=["POST"], endpoint="figure-recorded")
+@competent("figure-recorded", if_match=False)
+@blp.arguments(s.FigureRecordedSchema)
+@blp.response(201, s.FigureActedSchema)
+@write_doc(if_match=False)
+@blp.doc(summary="Art. 4 par. ún.: a competent body records a registry figure (Art. 5 judges on the figures in "
+                 "force on an act's date)", operationId="figure-recorded")
+def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
+    app = tramita()
+    occurred_on = data.pop("occurred_on")
+    acted = app.idempotently(idempotent_request("figure-recorded"),
+                             lambda: app.record_figure(ibge_code, g.actor, occurred_on, **data))
+    headers = {"Idempotent-Replayed": "true"} if acted.replayed else {}
+    return {"act": "figure-recorded", "municipality": acted.number, "version": acted.version}, 201, headers
+
+
+def _register(act: Act) -> None:
+    def record(data: dict[str, Any], case_ref: str):  # noqa: ANN202
+        app = tramita()
+        occurred_on = data.pop("occurred_on")
+        method = getattr(app, act.method)
+        acted = app.idempotently(idempotent_request(act.name), lambda: method(
+            case_ref, g.actor, occurred_on, expected_version=expected_version(), **data))
+        return acted_response(act.name, acted, status=200)
+
+    record.__name__ = act.method
+    view = blp.doc(summary=act.summary, operationId=act.name)(record)
+    view = write_doc(if_match=True)(view)
+    view = blp.response(200, s.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
+    view = blp.arguments(act.schema)(view)
+    view = competent(act.name, if_match=True)(view)
+    blp.route(f"/cases/<case_ref>/acts/{act.name}", methods=["POST"], endpoint=act.name)(view)
+
+
+for _act in ACTS:
+    _register(_act)

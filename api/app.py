@@ -1,0 +1,134 @@
+"""The Flask app factory: `create_app(config)` wires the application, the read store and the blueprints.
+
+Configuration comes from `TRAMITA_*` environment variables unless given:
+- `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
+- `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date.
+
+One application per process (gunicorn workers each build their own after forking). The event tables are created
+by `tramita migrate`, never by a worker.
+"""
+
+from __future__ import annotations
+
+import http
+import os
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from flask import Flask, Response, send_from_directory
+from flask.json.provider import DefaultJSONProvider
+from flask_smorest import Api
+from flask_smorest.utils import prepare_response
+
+from api import errors
+from api.errors import PROBLEM_JSON, ProblemSchema
+
+DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5"}
+
+
+class TramitaApi(Api):
+    """flask-smorest's Api whose error responses are problem+json, documented as such."""
+
+    ERROR_SCHEMA = ProblemSchema
+
+    def _register_responses(self) -> None:
+        for status in http.HTTPStatus:
+            response: dict[str, Any] = {"description": status.phrase}
+            if status >= 400:
+                response["schema"] = self.ERROR_SCHEMA
+                prepare_response(response, self.spec, PROBLEM_JSON)
+            self.spec.components.response(status.name, response, lazy=True)
+        response = {"description": "Any other error", "schema": self.ERROR_SCHEMA}
+        prepare_response(response, self.spec, PROBLEM_JSON)
+        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
+
+    def handle_http_exception(self, error):  # noqa: ANN001, ANN201 - flask-smorest's hook
+        return errors.http_exception_problem(error)
+
+
+class JSONProvider(DefaultJSONProvider):
+    """Dates as ISO 8601 (not HTTP dates), decimals as exact text, everywhere, nested values included."""
+
+    sort_keys = False
+
+    @staticmethod
+    def default(value: Any) -> Any:
+        if isinstance(value, (date, datetime)):
+            return value.isoformat()
+        if isinstance(value, Decimal):
+            return str(value)
+        return DefaultJSONProvider.default(value)
+
+
+def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
+    """Read and check the configuration; a bad value is refused naming its variable."""
+    merged = {**DEFAULTS, **config}
+    try:
+        due_soon_days = int(merged["TRAMITA_DUE_SOON_DAYS"])
+        if due_soon_days < 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"TRAMITA_DUE_SOON_DAYS: {merged['TRAMITA_DUE_SOON_DAYS']!r} is not a whole number of "
+                         "days (0 or more)") from None
+    url = merged["TRAMITA_DATABASE_URL"]
+    return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days}
+
+
+def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
+               application: Any = None) -> Flask:
+    """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
+    from api import acts, views
+    from api.cli import build_application, system_clock
+    from projections.store import open_store
+
+    config = {k: v for k, v in os.environ.items() if k.startswith("TRAMITA_")} if config is None else dict(config)
+    settings = settings_from(config)
+    flask = Flask("tramita")
+    flask.json_provider_class = JSONProvider
+    flask.json = JSONProvider(flask)
+    flask.config.update(
+        API_TITLE="tramita", API_VERSION="1", OPENAPI_VERSION="3.0.3", OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        API_SPEC_OPTIONS={
+            "info": {"description": "Case tracking for the territorial acts of the State of Acre under LC 35/1991: "
+                                    "every act an immutable, hash-chained event. Errors are application/problem+json."},
+            "security": [{"bearer": []}],
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                                          "description": "a token from `tramita token create`"}}},
+        },
+    )
+    app = application or build_application(settings["database_url"], clock=clock or system_clock)
+    flask.extensions["tramita"] = app
+    flask.extensions["tramita.store"] = open_store(settings["database_url"])
+    flask.extensions["tramita.settings"] = settings
+    api = TramitaApi(flask)
+    errors.register(flask)
+    from api.http import authenticate
+
+    flask.before_request(authenticate)
+    for blueprint in (acts.blp, views.cases, views.reads, views.health):
+        api.register_blueprint(blueprint)
+    _register_docs(flask)
+    return flask
+
+
+SWAGGER_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tramita API</title>
+<link rel="stylesheet" href="/docs/static/swagger-ui.css"></head>
+<body><div id="swagger-ui"></div>
+<script src="/docs/static/swagger-ui-bundle.js"></script>
+<script>window.ui = SwaggerUIBundle({url: "/openapi.json", dom_id: "#swagger-ui"});</script>
+</body></html>
+"""
+
+
+def _register_docs(flask: Flask) -> None:
+    """`/docs`: Swagger UI from the swagger-ui-bundle package, so it works with no network."""
+    from swagger_ui_bundle import swagger_ui_path
+
+    flask.add_url_rule("/docs", "docs", lambda: Response(SWAGGER_PAGE, mimetype="text/html"))
+    flask.add_url_rule("/docs/static/<path:filename>", "docs_static",
+                       lambda filename: send_from_directory(swagger_ui_path, filename))
+

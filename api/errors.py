@@ -1,0 +1,127 @@
+"""Every error the API gives, in one place: `application/problem+json` (RFC 9457).
+
+A problem has `type`, `title`, `status` and `detail`; a refusal under the law adds `article` and the figures it
+compared; a malformed request adds `errors`, field by field. Werkzeug's headers (`Allow` on 405,
+`WWW-Authenticate` on 401) are kept. Nothing here records anything: an error means nothing was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from decimal import Decimal
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response
+from marshmallow import Schema, fields
+from werkzeug.exceptions import HTTPException
+
+from domain.errors import (
+    ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
+    InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, StaleVersionError,
+)
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_BASE = "https://tramita.ac.gov.br/problems/"
+log = logging.getLogger("tramita.api")
+
+
+class ProblemSchema(Schema):
+    """RFC 9457 problem details, with tramita's extensions."""
+
+    type = fields.String(required=True, metadata={"description": "a URI naming the kind of problem"})
+    title = fields.String(required=True)
+    status = fields.Integer(required=True)
+    detail = fields.String(required=True)
+    article = fields.String(metadata={"description": "the article at fault (`art-13`), for refusals under the law"})
+    figures = fields.Dict(metadata={"description": "what the rule compared: required and found"})
+    errors = fields.Dict(metadata={"description": "field -> messages, for a malformed request"})
+    field = fields.String(metadata={"description": "the field at fault"})
+    competent = fields.List(fields.String(), metadata={"description": "the bodies competent for the act"})
+
+
+def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None,
+            **extensions: Any) -> Response:
+    """A problem+json response (`kind` names the problem type; by default the status phrase)."""
+    phrase = HTTPStatus(status).phrase
+    body = {"type": TYPE_BASE + (kind or phrase.lower().replace(" ", "-").replace("'", "")), "title": phrase,
+            "status": status, "detail": detail}
+    body.update({k: v for k, v in extensions.items() if v is not None})
+    response = Response(json.dumps(body, ensure_ascii=False, default=_plain), status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def http_exception_problem(error: HTTPException) -> Response:
+    """Werkzeug's and flask-smorest's HTTP errors (404, 405, 422 from parsing, ...), with their headers kept."""
+    status = error.code or 500
+    data = getattr(error, "data", None) or {}
+    errors = data.get("errors") or data.get("messages")
+    detail = data.get("message") or error.description or HTTPStatus(status).phrase
+    if errors and status == 422:
+        detail = "the request is malformed: " + _summary(errors)
+    headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
+    headers.update(data.get("headers") or {})
+    return problem(status, detail, errors=errors or None, headers=headers)
+
+
+def _summary(errors: dict[str, Any], prefix: str = "") -> str:
+    """`json.occurred_on: Not a valid date.; json.items.0: ...` from marshmallow's nested messages."""
+    parts = []
+    for key, value in errors.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            parts.append(_summary(value, path))
+        else:
+            parts.append(f"{path}: {' '.join(str(m) for m in (value if isinstance(value, list) else [value]))}")
+    return "; ".join(parts)
+
+
+def _legal(status: int, kind: str) -> Any:
+    def handle(error: LegalRuleError) -> Response:
+        figures = {k: v for k, v in error.figures.items() if k != "competent"}
+        return problem(status, str(error), kind=kind, article=error.article, figures=figures or None,
+                       competent=error.figures.get("competent"))
+    return handle
+
+
+def register(app: Flask) -> None:
+    """Map the domain's errors onto HTTP, once for the whole API."""
+    app.register_error_handler(IncompetentBodyError, _legal(403, "incompetent-body"))
+    app.register_error_handler(ActOutOfOrderError, _legal(409, "act-out-of-order"))
+    app.register_error_handler(RuleNotInForceError, _legal(422, "rule-not-in-force"))
+    app.register_error_handler(LegalRuleError, _legal(422, "refused-under-the-law"))
+    app.register_error_handler(InvalidActError, lambda e: problem(
+        422, str(e), kind="invalid-act", field=e.field, errors={e.field: [e.message]}))
+    app.register_error_handler(CaseNotFoundError, lambda e: problem(404, str(e), kind="case-not-found"))
+    app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(
+        422, str(e), kind="municipality-not-found"))
+    app.register_error_handler(StaleVersionError, lambda e: problem(
+        412, f"If-Match: {e}; read the case again and decide on its current version", kind="stale-version"))
+    app.register_error_handler(AuthenticationError, lambda e: problem(
+        401, str(e), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
+    app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(
+        422, str(e), kind="idempotency-key-reused", field="Idempotency-Key"))
+    app.register_error_handler(HTTPException, http_exception_problem)
+    app.register_error_handler(Exception, _unexpected)
+
+
+def _unexpected(error: Exception) -> Response:
+    """Anything else: logged with its traceback, answered 500 without internals; the act was not recorded."""
+    from domain.application import ConcurrentActError
+
+    if isinstance(error, ConcurrentActError):
+        return problem(409, str(error), kind="concurrent-act")
+    log.exception("unexpected error")
+    return problem(500, "an unexpected error occurred and was logged; an act is saved whole or not at all, so read "
+                   "the case before retrying (or retry with the same Idempotency-Key)", kind="internal-error")

@@ -1,0 +1,428 @@
+"""The API's request and response schemas (marshmallow 4): the OpenAPI document is generated from these.
+
+Request schemas only check shape (types, required fields); every rule of the law is judged by the domain,
+which names the article. Unknown fields are refused (marshmallow's default), so a misspelt field is not ignored.
+Each act's schema has exactly the fields of the application method that records it.
+"""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from domain.case import KINDS, PREFECT_BILLS
+from projections.queries import DEADLINE_STATUSES
+
+TEXT = {"validate": validate.Length(min=1)}
+
+
+def text(description: str, **options) -> fields.String:  # noqa: ANN003
+    return fields.String(required=True, **TEXT, metadata={"description": description}, **options)
+
+
+class ActSchema(Schema):
+    """Every act: its legal date (the day it happened, not when it is recorded)."""
+
+    occurred_on = fields.Date(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
+
+
+# ---------------------------------------------------------------- opening (Art. 8, 9, 31, 37)
+
+class AreaSchema(Schema):
+    municipality = text("IBGE code of the municipality the area belongs to")
+    area_km2 = fields.String(required=True, metadata={"description": "area in km², a decimal as text", "example": "420.5"})
+    description = fields.String(load_default="")
+
+
+class SignatureSchema(Schema):
+    """Art. 8 par. ún.: one voter's signature: the voter title, electoral zone and section, and the area."""
+
+    title = text("voter title number (12 digits, state code 24 for Acre)")
+    zone = text("electoral zone")
+    section = text("electoral section")
+    area = fields.String(load_default=None, metadata={"description": "IBGE code or district the voter resides in"})
+
+
+class PetitionSchema(ActSchema):
+    """Art. 8, 9 (creation and area changes), 31 (districts), 37 (extinction): the petition that opens a case."""
+
+    kind = fields.String(required=True, validate=validate.OneOf(KINDS))
+    municipalities = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1),
+                                 metadata={"description": "IBGE codes of the origin municipalities"})
+    receiving = fields.String(load_default=None, metadata={"description": "IBGE code of the receiving municipality"})
+    areas = fields.List(fields.Nested(AreaSchema), load_default=None)
+    proposed_name = fields.String(load_default=None)
+    district = fields.String(load_default=None)
+    signatures = fields.List(fields.Nested(SignatureSchema), load_default=None)
+    documents = fields.Dict(keys=fields.String(), values=fields.String(), load_default=None,
+                            metadata={"description": "Art. 9: the Art. 4 documents by item (art-4-I ...)"})
+
+
+# ---------------------------------------------------------------- instruction (Art. 4, 10, 28-30, 1-I)
+
+class RequisitionIssuedSchema(ActSchema):
+    body = text("the requisitioned body (ibge, tre, sefaz, setop, pge, sectma)")
+    items = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1))
+
+
+class RequisitionReceivedSchema(ActSchema):
+    requisition = text("the requisition's id, as its issue returned it")
+
+
+class RequisitionRefusedSchema(ActSchema):
+    requisition = text("the requisition's id")
+    reason = text("the body's stated reason (recorded as a breach, Art. 10 §1)")
+
+
+class FindingRecordedSchema(ActSchema):
+    item = text("the Art. 4 (or Art. 31) item: art-4-I ... art-4-VI, art-31-I ...")
+    value = fields.Raw(required=True, allow_none=False,
+                       metadata={"description": "an integer, a decimal as text, or true/false (Art. 4-V, VI)"})
+    document = text("the document reference of the finding")
+    by_origin = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=None,
+                            metadata={"description": "the part of the figure in each origin municipality (Art. 5)"})
+    state_tax_revenue = fields.Raw(load_default=None, metadata={"description": "Art. 4-III: the State's tax revenue"})
+
+
+class CouncilDecreeRecordedSchema(ActSchema):
+    municipality = text("IBGE code of the council's municipality")
+    decree = text("the legislative decree")
+    seats = fields.Integer(required=True, strict=True, metadata={"description": "the council's total seats"})
+    yes_votes = fields.Integer(required=True, strict=True)
+
+
+class PlebisciteDispensedSchema(ActSchema):
+    justification = text("Art. 1-II: natural boundaries, population, access, resources")
+
+
+class PlebisciteDecreedSchema(ActSchema):
+    decree = text("the Assembly's legislative decree")
+
+
+class PlebisciteScheduledSchema(ActSchema):
+    resolution = text("the TRE resolution")
+    plebiscite_date = fields.Date(required=True)
+
+
+class PopulationResultSchema(Schema):
+    registered = fields.Integer(required=True, strict=True)
+    turnout = fields.Integer(required=True, strict=True, metadata={"description": "blank and void ballots included"})
+    yes = fields.Integer(required=True, strict=True)
+    no = fields.Integer(required=True, strict=True)
+    blank = fields.Integer(required=True, strict=True)
+    void = fields.Integer(required=True, strict=True)
+
+
+class PlebisciteResultHomologatedSchema(ActSchema):
+    voted_on = fields.Date(required=True)
+    populations = fields.Dict(keys=fields.String(), values=fields.Nested(PopulationResultSchema), required=True,
+                              metadata={"description": '"area", or each municipality\'s IBGE code for a fusion'})
+    seat_votes = fields.Dict(keys=fields.String(), values=fields.Integer(strict=True), load_default=None,
+                             metadata={"description": "Art. 30: votes for each candidate seat (fusion)"})
+
+
+class NoFieldsSchema(ActSchema):
+    """The act has no content beyond its legal date."""
+
+
+class CreationBillDraftedSchema(ActSchema):
+    bill = text("the bill")
+
+
+class CaseArchivedSchema(ActSchema):
+    reason = text("withdrawal, rejection, or Art. 16 par. ún. (unfavourable result)")
+
+
+# ---------------------------------------------------------------- the law (Art. 17, 31, 37)
+
+class LawEnactedSchema(ActSchema):
+    law = text("the law (Lei n.º ...)")
+    name = fields.String(load_default=None, metadata={"description": "Art. 17: the new municipality's name"})
+    seat_origin = fields.String(load_default=None)
+    limits = fields.String(load_default="")
+    comarca = fields.String(load_default="")
+    districts = fields.List(fields.String(), load_default=None)
+    living_person_declaration = fields.Boolean(load_default=False, metadata={
+        "description": "Art. 17: the signed declaration that the name is not a living person's"})
+    ibge_code = fields.String(load_default=None)
+    reintegration = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=None,
+                                metadata={"description": "Art. 37: the origin municipalities and their shares"})
+
+
+class RequestSignaturesCertifiedSchema(ActSchema):
+    valid_signatures = fields.Integer(required=True, strict=True)
+    registered_voters = fields.Integer(required=True, strict=True)
+
+
+# ---------------------------------------------------------------- after the law (Art. 19-26, 40)
+
+class AdministratorListSentSchema(ActSchema):
+    names = fields.List(fields.String(**TEXT), required=True, metadata={"description": "Art. 20: exactly three"})
+
+
+class AdministratorAppointedSchema(ActSchema):
+    administrator = text("one of the three names")
+
+
+class MunicipalityInstalledSchema(ActSchema):
+    mayor = text("the Mayor taking office")
+    vice_mayor = text("the Vice-Mayor taking office")
+    councillors = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1))
+
+
+class OriginDocumentSchema(ActSchema):
+    origin = text("IBGE code of the origin municipality")
+    document = text("the delivery record")
+
+
+class PrefectBillSubmittedSchema(ActSchema):
+    item = fields.String(required=True, validate=validate.OneOf(list(PREFECT_BILLS)))
+    bill = text("the bill sent to the Câmara")
+
+
+class OrganicLawPromulgatedSchema(ActSchema):
+    organic_law = text("the organic law")
+
+
+class RemunerationFixedSchema(ActSchema):
+    act = text("the Câmara's act fixing the remuneration")
+
+
+class CommunicationSentSchema(ActSchema):
+    subject = text("creation or installation (Art. 40)")
+    recipient = text("union, state, origin-municipality:<IBGE>, ibge, ebct")
+    document = text("the communication (ofício)")
+
+
+class FigureRecordedSchema(ActSchema):
+    """Art. 4 par. ún.: a registry figure of a municipality, in force from `as_of`, with its source."""
+
+    figure = text("population, voters, revenue, buildings or area_km2")
+    value = fields.Raw(required=True, allow_none=False, metadata={"description": "an integer or a decimal as text"})
+    as_of = fields.Date(required=True, metadata={"description": "the day the figure describes"})
+    source = text("where the figure comes from (census, TRE roll, SEFAZ report, ...)")
+
+
+# ---------------------------------------------------------------- responses
+
+class CaseSchema(Schema):
+    """A case as its acts left it (at the version, legal date or recording time asked for)."""
+
+    id = fields.String(required=True)
+    number = fields.String(required=True)
+    version = fields.Integer(required=True)
+    kind = fields.String(required=True)
+    stage = fields.String(required=True)
+    initiator = fields.String()
+    municipalities = fields.List(fields.String())
+    receiving = fields.String(allow_none=True)
+    new_municipality = fields.String(allow_none=True)
+    proposed_name = fields.String(allow_none=True)
+    district = fields.String(allow_none=True)
+    opened_on = fields.Date()
+    last_act = fields.String()
+    last_act_on = fields.Date()
+    concluded_on = fields.Date(allow_none=True)
+    signature_count = fields.Integer()
+    frozen = fields.List(fields.String(), metadata={"description": "Art. 38: municipalities this case freezes"})
+    impediments = fields.List(fields.Dict())
+    obligations = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+    deadlines = fields.Dict(keys=fields.String(), values=fields.Dict())
+    areas = fields.Raw()
+    documents = fields.Raw()
+    requisitions = fields.Raw()
+    findings = fields.Raw()
+    councils = fields.Raw()
+    requirements = fields.Raw(allow_none=True)
+    dispensation = fields.Raw(allow_none=True)
+    plebiscite = fields.Raw(allow_none=True)
+    result = fields.Raw(allow_none=True)
+    communicated_on = fields.Date(allow_none=True)
+    registered_on = fields.Date(allow_none=True)
+    bill = fields.Raw(allow_none=True)
+    law = fields.Raw(allow_none=True)
+    administrator_list = fields.Raw(allow_none=True)
+    administrator = fields.Raw(allow_none=True)
+    installation = fields.Raw(allow_none=True)
+    remuneration = fields.Raw(allow_none=True)
+    organic_law = fields.Raw(allow_none=True)
+    extinction_request = fields.Raw(allow_none=True)
+    communications = fields.Raw()
+    breaches = fields.Raw()
+    bills = fields.Raw()
+    archived = fields.Raw(allow_none=True)
+
+
+class ActedSchema(Schema):
+    """What recording an act returns: the act, the case's new version and the case as it now stands.
+
+    A retry with the same Idempotency-Key gets the same body, with the header `Idempotent-Replayed: true`.
+    """
+
+    act = fields.String(required=True)
+    version = fields.Integer(required=True)
+    result = fields.Raw(allow_none=True, metadata={"description": "what the act decided (e.g. the requisition id)"})
+    case = fields.Nested(CaseSchema, required=True)
+
+
+class FigureActedSchema(Schema):
+    act = fields.String(required=True)
+    municipality = fields.String(required=True, metadata={"description": "the IBGE code"})
+    version = fields.Integer(required=True, metadata={"description": "the municipality's version in the registry"})
+
+
+class CaseQuerySchema(Schema):
+    as_of = fields.Date(metadata={"description": "the case as of this legal date"})
+    version = fields.Integer(validate=validate.Range(min=1), metadata={"description": "the case at this version"})
+    recorded_before = fields.AwareDateTime(metadata={
+        "description": "the case as the system knew it before this moment (ISO 8601 with time zone)"})
+
+
+class CaseListQuerySchema(Schema):
+    kind = fields.String()
+    stage = fields.String()
+    municipality = fields.String(metadata={"description": "IBGE code of a municipality the case concerns"})
+    text = fields.String(metadata={"description": "words of the case's number or names"})
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
+    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+
+
+class CaseSummarySchema(Schema):
+    case_id = fields.String()
+    number = fields.String()
+    kind = fields.String()
+    stage = fields.String()
+    initiator = fields.String(allow_none=True)
+    municipalities = fields.List(fields.String())
+    receiving = fields.String(allow_none=True)
+    name = fields.String(allow_none=True)
+    district = fields.String(allow_none=True)
+    new_municipality = fields.String(allow_none=True)
+    open_impediments = fields.Integer()
+    frozen_municipalities = fields.List(fields.String())
+    open_deadlines = fields.Integer()
+    next_due_on = fields.String(allow_none=True)
+    next_due_deadline = fields.String(allow_none=True)
+    next_due_article = fields.String(allow_none=True)
+    next_due_who = fields.String(allow_none=True)
+    last_act = fields.String(allow_none=True)
+    last_act_on = fields.String(allow_none=True)
+    opened_on = fields.String(allow_none=True)
+    law = fields.String(allow_none=True)
+    concluded_on = fields.String(allow_none=True)
+    archived_on = fields.String(allow_none=True)
+    version = fields.Integer()
+
+
+class CasePageSchema(Schema):
+    items = fields.List(fields.Nested(CaseSummarySchema), required=True)
+    limit = fields.Integer(required=True)
+    offset = fields.Integer(required=True)
+    next_offset = fields.Integer(allow_none=True, metadata={"description": "null on the last page"})
+
+
+class TimelineEventSchema(Schema):
+    sequence = fields.Integer(required=True)
+    type = fields.String(required=True)
+    occurred_on = fields.String(required=True, metadata={"description": "legal date"})
+    recorded_at = fields.String(required=True, metadata={"description": "when the system recorded it (UTC)"})
+    actor = fields.Dict(required=True)
+    article = fields.String(required=True)
+    rule_versions = fields.Dict(required=True)
+    payload = fields.Dict(required=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+
+
+class ChainReportSchema(Schema):
+    aggregate_id = fields.String(required=True)
+    label = fields.String(required=True)
+    events = fields.Integer(required=True)
+    ok = fields.Boolean(required=True)
+    first_bad_version = fields.Integer(allow_none=True)
+    first_bad_type = fields.String(allow_none=True)
+    reason = fields.String(allow_none=True)
+
+
+class DeadlineSchema(Schema):
+    case_id = fields.String()
+    case_number = fields.String()
+    deadline = fields.String()
+    rule = fields.String()
+    article = fields.String()
+    who = fields.String()
+    municipality = fields.String(allow_none=True)
+    starts_on = fields.String(allow_none=True)
+    due_on = fields.String(allow_none=True)
+    status = fields.String(metadata={"description": "open, due-soon, missed, met-on-time or met-late, today"})
+    recorded_status = fields.String()
+    closed_by = fields.String(allow_none=True)
+    closed_on = fields.String(allow_none=True)
+    days_late = fields.Integer(allow_none=True)
+    days_overdue = fields.Integer()
+
+
+class DeadlineQuerySchema(Schema):
+    status = fields.String(validate=validate.OneOf(DEADLINE_STATUSES))
+    due_before = fields.Date(metadata={"description": "due on or before this day"})
+    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000))
+
+
+class AlertSchema(Schema):
+    alert_id = fields.String()
+    case_id = fields.String()
+    case_number = fields.String()
+    deadline = fields.String()
+    kind = fields.String(metadata={"description": "due-in-N-days or missed"})
+    rule = fields.String()
+    article = fields.String()
+    who = fields.String()
+    municipality = fields.String(allow_none=True)
+    due_on = fields.String()
+    days_overdue = fields.Integer()
+    raised_on = fields.String()
+    raised_at = fields.String()
+
+
+class AlertQuerySchema(Schema):
+    since = fields.AwareDateTime(metadata={"description": "raised at or after this moment"})
+    case_id = fields.String()
+    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000))
+
+
+class FreezeSchema(Schema):
+    municipality = fields.String()
+    municipality_name = fields.String()
+    case_id = fields.String()
+    case_number = fields.String()
+    since = fields.String()
+    lifted_on = fields.String(allow_none=True)
+    active = fields.Boolean()
+
+
+class FreezeQuerySchema(Schema):
+    active = fields.Boolean()
+    municipality = fields.String()
+
+
+class MunicipalitySchema(Schema):
+    code = fields.String()
+    name = fields.String()
+    uf = fields.String()
+    figures = fields.Dict()
+    districts = fields.Raw()
+    frozen = fields.Boolean()
+    frozen_by = fields.List(fields.String())
+    ceased = fields.Raw(allow_none=True)
+    created_by_case = fields.String(allow_none=True)
+    version = fields.Integer()
+
+
+class MunicipalityQuerySchema(Schema):
+    text = fields.String(metadata={"description": "words of the name (accents and case ignored)"})
+
+
+class HealthSchema(Schema):
+    status = fields.String(required=True)
+    database = fields.String(required=True)
+    projections = fields.Dict(required=True, metadata={"description": "each projection's position"})
+    notifications = fields.Integer(required=True, metadata={"description": "the event log's last position"})

@@ -1,0 +1,146 @@
+"""Reading: cases (now, as of a legal date, at a version, as known at a moment), their timeline, chain check and
+export, and the read models (deadlines, alerts, freezes, municipalities). Views parse, call one method, dump.
+
+A single case is read from its events (the source of truth, with its ETag); lists come from the projections,
+which the projector keeps current (`/health` shows how far it has read).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from flask import Response
+from flask_smorest import Blueprint, abort
+
+from api import schemas as s
+from api.http import errors_doc, etag, read_store, settings, tramita
+from projections import queries
+
+cases = Blueprint("cases", __name__, description="Cases: state, history, verification, export")
+reads = Blueprint("read-models", __name__, description="Deadlines, alerts, Art. 38 freezes and the registry")
+health = Blueprint("health", __name__, description="Liveness and the projections' progress")
+
+READ_ERRORS = [401, 422]
+
+
+@cases.route("/cases", methods=["GET"], endpoint="list_cases")
+@cases.arguments(s.CaseListQuerySchema, location="query")
+@cases.response(200, s.CasePageSchema)
+@errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
+def list_cases(query: dict[str, Any]):  # noqa: ANN201
+    items = queries.cases(read_store(), **query)
+    full = len(items) == query["limit"]
+    return {"items": items, "limit": query["limit"], "offset": query["offset"],
+            "next_offset": query["offset"] + query["limit"] if full else None}
+
+
+@cases.route("/cases/<case_ref>", methods=["GET"], endpoint="get_case")
+@cases.arguments(s.CaseQuerySchema, location="query")
+@cases.response(200, s.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
+@errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
+def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
+    app = tramita()
+    case = app.case_at(case_ref, **query)
+    if case is None:
+        abort(404, message=f"case {case_ref} had no act {_when(query)}")
+    return app.case_document(case), 200, {"ETag": etag(case.version)}
+
+
+def _when(query: dict[str, Any]) -> str:
+    if "as_of" in query:
+        return f"dated on or before {query['as_of'].isoformat()}"
+    return f"recorded before {query['recorded_before'].isoformat()}"
+
+
+@cases.route("/cases/<case_ref>/events", methods=["GET"], endpoint="case_events")
+@cases.response(200, s.TimelineEventSchema(many=True))
+@errors_doc([401, 404], summary="The case's full timeline: legal date, recorded time, actor, article, hashes")
+def case_events(case_ref: str):  # noqa: ANN201
+    return tramita().timeline(case_ref)
+
+
+@cases.route("/cases/<case_ref>/verify", methods=["GET"], endpoint="verify_case")
+@cases.response(200, s.ChainReportSchema)
+@errors_doc([401, 404], summary="Recompute the case's hash chain; name the first altered event, if any")
+def verify_case(case_ref: str):  # noqa: ANN201
+    return tramita().verify(case_ref).as_dict()
+
+
+@cases.route("/cases/<case_ref>/export", methods=["GET"], endpoint="export_case")
+@cases.response(200, content_type="application/jsonl", description=(
+    "One event per line: the canonical document its hash is taken over, plus `hash` (see README, Verifying an "
+    "export offline)"))
+@errors_doc([401, 404], summary="The whole case file as JSON Lines, verifiable offline")
+def export_case(case_ref: str) -> Response:
+    lines = [json.dumps(line, ensure_ascii=False, sort_keys=True) for line in tramita().export_lines(case_ref)]
+    number = json.loads(lines[0])["number"] if lines else case_ref
+    return Response("\n".join(lines) + "\n", mimetype="application/jsonl",
+                    headers={"Content-Disposition": f'attachment; filename="{number}.jsonl"'})
+
+
+@cases.route("/cases/<case_ref>/deadlines", methods=["GET"], endpoint="case_deadlines")
+@cases.response(200, s.DeadlineSchema(many=True))
+@errors_doc([401, 404], summary="The case's statutory deadlines and their status today")
+def case_deadlines(case_ref: str):  # noqa: ANN201
+    app = tramita()
+    return queries.case_deadlines(app.get_case(case_ref), today=app.today(), due_soon_days=settings()["due_soon_days"])
+
+
+@reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")
+@reads.arguments(s.DeadlineQuerySchema, location="query")
+@reads.response(200, s.DeadlineSchema(many=True))
+@errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
+def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
+    return queries.deadlines(read_store(), today=tramita().today(), due_soon_days=settings()["due_soon_days"], **query)
+
+
+@reads.route("/alerts", methods=["GET"], endpoint="list_alerts")
+@reads.arguments(s.AlertQuerySchema, location="query")
+@reads.response(200, s.AlertSchema(many=True))
+@errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
+def list_alerts(query: dict[str, Any]):  # noqa: ANN201
+    since: datetime | None = query.pop("since", None)
+    return queries.alerts(read_store(), since=since.isoformat() if since else None, **query)
+
+
+@reads.route("/freezes", methods=["GET"], endpoint="list_freezes")
+@reads.arguments(s.FreezeQuerySchema, location="query")
+@reads.response(200, s.FreezeSchema(many=True))
+@errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
+def list_freezes(query: dict[str, Any]):  # noqa: ANN201
+    return queries.freezes(read_store(), **query)
+
+
+@reads.route("/municipalities", methods=["GET"], endpoint="list_municipalities")
+@reads.arguments(s.MunicipalityQuerySchema, location="query")
+@reads.response(200, s.MunicipalitySchema(many=True))
+@errors_doc(READ_ERRORS, summary="The registry: Acre's municipalities and their figures in force")
+def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
+    return queries.municipalities(read_store(), **query)
+
+
+@reads.route("/municipalities/<ibge_code>", methods=["GET"], endpoint="get_municipality")
+@reads.response(200, s.MunicipalitySchema)
+@errors_doc([401, 404], summary="One municipality of the registry by its IBGE code")
+def get_municipality(ibge_code: str):  # noqa: ANN201
+    found = queries.municipality(read_store(), ibge_code)
+    if found is None:
+        abort(404, message=f"no municipality {ibge_code} in the registry")
+    return found
+
+
+@health.route("/health", methods=["GET"], endpoint="health")
+@health.response(200, s.HealthSchema)
+@health.doc(security=[], summary="Liveness: the database answers; how far each projection has read the log")
+def get_health():  # noqa: ANN201
+    return tramita_health()
+
+
+def tramita_health() -> dict[str, Any]:
+    app, store = tramita(), read_store()
+    positions = dict(store.query("SELECT projection, position FROM projection_tracking")) \
+        if store.table_exists("projection_tracking") else {}
+    return {"status": "ok", "database": settings()["database"], "projections": positions,
+            "notifications": app.recorder.max_notification_id() or 0}
