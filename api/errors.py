@@ -64,6 +64,8 @@ def _plain(value: Any) -> Any:
 
 def http_exception_problem(error: HTTPException) -> Response:
     """Werkzeug's and flask-smorest's HTTP errors (404, 405, 422 from parsing, ...), with their headers kept."""
+    if error.response is not None and error.response.mimetype == PROBLEM_JSON:
+        return error.response
     status = error.code or 500
     data = getattr(error, "data", None) or {}
     errors = data.get("errors") or data.get("messages")
