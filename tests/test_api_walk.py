@@ -11,11 +11,12 @@ import pytest
 
 from domain.demo import ART_9_DOCUMENTS, FIGURE_BODY, FIGURES_1991, FINDINGS_1991, GUIOMARD, IBGE, PLACIDO
 from tests.api_client import ApiHarness
+from tests.conftest import BACKENDS
 
 
-@pytest.fixture
-def api(tmp_path):  # noqa: ANN201
-    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
+@pytest.fixture(params=BACKENDS)
+def api(request, new_database_url):  # noqa: ANN001, ANN201
+    harness = ApiHarness(new_database_url(request.param))
     yield harness
     harness.close()
 
