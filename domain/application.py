@@ -29,7 +29,7 @@ from domain.alerts import Alert, alert_due
 from domain.calendar import Calendar
 from domain.case import DISTRICT_KINDS, NEW_MUNICIPALITY_KINDS, Case, case_id_for
 from domain.errors import (
-    CaseNotFoundError, InvalidActError, MunicipalityNotFoundError, StaleVersionError,
+    AlertNotFoundError, CaseNotFoundError, InvalidActError, MunicipalityNotFoundError, StaleVersionError,
 )
 from domain.names import ToponymList
 from domain.parameters import Statute, shipped_statute
@@ -617,6 +617,22 @@ class Tramita(Application):
                 continue
             raised.append(Alert.id_for(case.id, key, kind))
         return raised
+
+    def get_alert(self, alert_id: UUID) -> Alert:
+        alert = self._get_or_none(alert_id)
+        if not isinstance(alert, Alert):
+            raise AlertNotFoundError(f"no alert {alert_id}")
+        return alert
+
+    def record_alert_delivery(self, alert_id: UUID, actor: Actor, *, tries: int, error: str | None = None) -> None:
+        """Record how a round of webhook delivery of the alert ended (error None: delivered after `tries`)."""
+
+        def attempt() -> None:
+            alert = self.get_alert(alert_id)
+            alert.record_delivery(self.system_context(actor), tries=tries, error=error)
+            self.save(alert)
+
+        self._retrying(attempt)
 
     # ------------------------------------------------------------------ reading and auditing
 

@@ -104,7 +104,7 @@ def alert_rows(alert: Alert) -> list[Row]:
     return [(
         str(alert.id), alert.case_id, alert.case_number, alert.deadline, alert.kind, alert.rule, alert.article,
         alert.who, alert.municipality, _iso(alert.due_on), alert.days_overdue, _iso(alert.raised_on),
-        _iso(alert.raised_at),
+        _iso(alert.raised_at), alert.delivery, alert.delivery_tries, alert.delivery_error,
     )]
 
 
