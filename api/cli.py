@@ -151,6 +151,25 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    """Raise compliance alerts on statutory deadlines until SIGTERM / Ctrl-C, one leader at a time (scheduler/)."""
+    import signal
+    import threading
+
+    from projections.store import open_store
+    from scheduler import config, leader, service
+    from scheduler.jsonlog import json_lines
+
+    url = database_url()
+    settings = config.load(os.environ, url, cron=args.cron, thresholds=args.thresholds,
+                           poll_leadership=args.poll_leadership)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    return service.run(settings, build_application(url), open_store(url), leader.for_database(url), stop=stop,
+                       log=json_lines(system_clock), once=args.once)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
@@ -175,6 +194,13 @@ def parser() -> argparse.ArgumentParser:
     rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
     rebuild.add_argument("--batch-size", type=int, help="notifications per transaction (default 5000)")
     rebuild.set_defaults(run=cmd_rebuild)
+    scheduler = commands.add_parser("scheduler", help="raise deadline alerts (JSON lines on stdout) until SIGTERM")
+    scheduler.add_argument("--once", action="store_true", help="lead, scan once and exit (for cron)")
+    scheduler.add_argument("--cron", help="crontab line of the scans (default TRAMITA_SCHEDULER_CRON, */15 * * * *)")
+    scheduler.add_argument("--thresholds",
+                           help="days before the due day to warn (default TRAMITA_ALERT_THRESHOLDS, 5,1)")
+    scheduler.add_argument("--poll-leadership", metavar="SECONDS", help="while another leads, try every (default 5)")
+    scheduler.set_defaults(run=cmd_scheduler)
     return top
 
 
