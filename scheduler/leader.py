@@ -103,7 +103,9 @@ class PostgresLeadership(Leadership):
     def _connect(self) -> Any:
         import psycopg
 
-        return psycopg.connect(autocommit=True, application_name="tramita-scheduler-leader", **self.conninfo)
+        # the session names the process, so that a waiting scheduler can say which process leads
+        return psycopg.connect(autocommit=True, application_name=f"tramita-scheduler-leader:{os.getpid()}",
+                               **self.conninfo)
 
     def try_acquire(self) -> bool:
         connection = self._connection or self._connect()
@@ -118,10 +120,12 @@ class PostgresLeadership(Leadership):
             return None
         # a bigint key shows in pg_locks as its high 32 bits (classid) and low 32 bits (objid), objsubid 1
         row = self._connection.execute(
-            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
-            "AND classid::bigint = %s AND objid::bigint = %s AND pid <> pg_backend_pid()",
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.classid::bigint = %s "
+            "AND l.objid::bigint = %s AND l.pid <> pg_backend_pid()",
             ((self.key >> 32) & 0xFFFFFFFF, self.key & 0xFFFFFFFF)).fetchone()
-        return row[0] if row else None
+        _, _, pid = (row[0] if row else "").rpartition(":")
+        return int(pid) if pid.isdigit() else None
 
     def check(self) -> None:
         import psycopg
