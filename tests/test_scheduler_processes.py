@@ -78,8 +78,8 @@ def test_two_schedulers_have_one_leader_the_other_takes_over_when_it_is_killed_a
     projector.migrate()
     schedulers = [Scheduler(database_url), Scheduler(database_url)]
     try:
-        started = lambda: any(s.said("scan") for s in schedulers) and any(s.said("waiting") for s in schedulers)  # noqa: E731
-        assert wait_for(started), [s.lines for s in schedulers]
+        assert wait_for(lambda: any(s.said("scan") for s in schedulers)
+                        and any(s.said("waiting") for s in schedulers)), [s.lines for s in schedulers]
         leader = next(s for s in schedulers if s.said("scan"))
         follower = next(s for s in schedulers if s is not leader)
         assert leader.said("scan")[0]["raised"] == 3
