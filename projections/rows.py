@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from domain.alerts import Alert
 from domain.case import Case
@@ -22,13 +23,14 @@ Row = tuple[Any, ...]
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=json_default)
 
 
-def _plain(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """How the read models and the scheduler's log write what JSON has no type for: ISO dates, text."""
     if isinstance(value, (date, datetime)):
         return value.isoformat()
-    if isinstance(value, Decimal):
+    if isinstance(value, (Decimal, UUID)):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
 

@@ -1,7 +1,8 @@
 """The scheduler's log: one JSON object per line on stdout, for a log shipper to read.
 
-Every line has `event` (alert, waiting, leader, scan, delivered, delivery-failed, scan-failed, stopped) and `at`
-(the clock's time, UTC); the rest are the event's own fields. Nothing else is printed on stdout.
+Every line has `event` (leader, waiting, alert, scan, redelivering, delivered, delivery-failed,
+delivery-unrecorded, scan-failed, leadership-lost, webhook-not-drained, stopped) and `at` (the clock's time, UTC);
+the rest are the event's own fields. Nothing else is printed on stdout.
 """
 
 from __future__ import annotations
@@ -9,31 +10,24 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any, Protocol, TextIO
-from uuid import UUID
 
 from domain.alerts import Alert
+from projections.rows import json_default
 
 
 class Log(Protocol):
     def __call__(self, event: str, **fields: Any) -> None: ...
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (date, datetime)):
-        return value.isoformat()
-    if isinstance(value, UUID):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
 def json_lines(clock: Callable[[], datetime], stream: TextIO | None = None) -> Log:
     """A log writing each event as one JSON line to `stream` (stdout by default), flushed at once."""
 
     def log(event: str, **fields: Any) -> None:
+        line = json.dumps({"event": event, "at": clock(), **fields}, default=json_default, ensure_ascii=False)
         out = stream or sys.stdout
-        out.write(json.dumps({"event": event, "at": clock(), **fields}, default=_plain, ensure_ascii=False) + "\n")
+        out.write(line + "\n")
         out.flush()
 
     return log
