@@ -31,10 +31,12 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## make bench: recording acts, then rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer).
+## make bench: recording acts, rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), and
+## the scheduler's scan with 1,000 and 100,000 open deadlines.
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
+	$(BIN)/python bench/alert_scan.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -224,6 +224,25 @@ def cmd_up(args: argparse.Namespace) -> int:
     })
 
 
+def cmd_scheduler(args: argparse.Namespace) -> int:
+    """Raise compliance alerts on statutory deadlines until SIGTERM / Ctrl-C, one leader at a time (scheduler/)."""
+    import signal
+    import threading
+
+    from projections.store import open_store
+    from scheduler import config, leader, service
+    from scheduler.jsonlog import json_lines
+
+    url = database_url()
+    settings = config.load(os.environ, url, cron=args.cron, thresholds=args.thresholds,
+                           poll_leadership=args.poll_leadership)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    return service.run(settings, build_application(url), open_store(url), leader.for_database(url), stop=stop,
+                       log=json_lines(system_clock), once=args.once)
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
@@ -268,6 +287,13 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--bind", default="127.0.0.1:8000")
     up.add_argument("--workers", type=int, default=2)
     up.set_defaults(run=cmd_up)
+    scheduler = commands.add_parser("scheduler", help="raise deadline alerts (JSON lines on stdout) until SIGTERM")
+    scheduler.add_argument("--once", action="store_true", help="lead, scan once and exit (for cron)")
+    scheduler.add_argument("--cron", help="crontab line of the scans (default TRAMITA_SCHEDULER_CRON, */15 * * * *)")
+    scheduler.add_argument("--thresholds",
+                           help="days before the due day to warn (default TRAMITA_ALERT_THRESHOLDS, 5,1)")
+    scheduler.add_argument("--poll-leadership", metavar="SECONDS", help="while another leads, try every (default 5)")
+    scheduler.set_defaults(run=cmd_scheduler)
     return top
 
 

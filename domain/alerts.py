@@ -17,6 +17,8 @@ from domain.acts import ActContext, ChainedAggregate
 ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
 
 MISSED = "missed"
+#: The delivery record of an alert sent to the webhook (None: no delivery recorded yet).
+DELIVERED, FAILED = "delivered", "failed"
 
 
 def due_soon(days: int) -> str:
@@ -28,13 +30,15 @@ def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]
     """RULES.md, Deadlines: which alert, if any, a deadline calls for on the legal day `today`.
 
     A deadline is missed once its last day has ended (the day after it, in Rio Branco) while no closing act is
-    recorded; before that it is due soon when at most a threshold's days remain (the smallest such threshold).
-    A closed deadline, on time or late, calls for none; nor does one whose due date is not yet known.
+    recorded, or as soon as an act has recorded it missed (Art. 26 par. ún.: the personnel documents not sent by
+    the installation, which is their due day); before that it is due soon when at most a threshold's days remain
+    (the smallest such threshold). A closed deadline, on time or late, calls for none; nor does one whose due date
+    is not yet known.
     """
     if deadline["closed_by"] is not None or deadline["due_on"] is None:
         return None
     left = (deadline["due_on"] - today).days
-    if left < 0:
+    if left < 0 or deadline.get("status") == MISSED:
         return MISSED
     near = [t for t in thresholds if left <= t]
     return due_soon(min(near)) if near else None
@@ -66,6 +70,25 @@ class Alert(ChainedAggregate):
             alert.kind, alert.rule, alert.article, alert.who = self.kind, self.rule, self.article, self.who
             alert.municipality, alert.due_on, alert.days_overdue = self.municipality, self.due_on, self.days_overdue
             alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
+            alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
+
+    class Delivered(ChainedAggregate.Event):
+        """The alert reached the configured webhook, after `tries` attempts of this round of delivery."""
+
+        tries: int
+
+        def assign(self, alert: Alert) -> None:
+            alert.delivery, alert.delivery_tries = DELIVERED, alert.delivery_tries + self.tries
+
+    class DeliveryFailed(ChainedAggregate.Event):
+        """Every one of `tries` attempts to reach the webhook failed; the alert itself stands, undelivered."""
+
+        tries: int
+        last_error: str
+
+        def assign(self, alert: Alert) -> None:
+            alert.delivery, alert.delivery_tries = FAILED, alert.delivery_tries + self.tries
+            alert.delivery_error = self.last_error
 
     @classmethod
     def raise_for(cls, ctx: ActContext, *, case_id: UUID, case_number: str, key: str, deadline: dict[str, Any],
@@ -77,3 +100,10 @@ class Alert(ChainedAggregate):
             who=deadline["who"], municipality=deadline["municipality"], due_on=deadline["due_on"],
             days_overdue=max(0, (ctx.today - deadline["due_on"]).days), raised_at=ctx.recorded_at,
         )
+
+    def record_delivery(self, ctx: ActContext, *, tries: int, error: str | None = None) -> None:
+        """Record how a round of delivery to the webhook ended: delivered, or failed with the last error."""
+        if error is None:
+            self._record(self.Delivered, ctx, article=self.article, tries=tries)
+        else:
+            self._record(self.DeliveryFailed, ctx, article=self.article, tries=tries, last_error=error)

@@ -34,8 +34,8 @@ from domain.access import (
     AccessToken, IdempotentRequest, IssuedToken, Receipt, bodies_competent_for, competent_roles,
 )
 from domain.errors import (
-    AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError, InvalidActError,
-    MunicipalityNotFoundError, StaleVersionError,
+    AlertNotFoundError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
+    InvalidActError, MunicipalityNotFoundError, StaleVersionError,
 )
 from domain.names import ToponymList
 from domain.parameters import Statute, shipped_statute
@@ -682,6 +682,22 @@ class Tramita(Application):
             raised.append(Alert.id_for(case.id, key, kind))
         return raised
 
+    def get_alert(self, alert_id: UUID) -> Alert:
+        alert = self._get_or_none(alert_id)
+        if not isinstance(alert, Alert):
+            raise AlertNotFoundError(f"no alert {alert_id}")
+        return alert
+
+    def record_alert_delivery(self, alert_id: UUID, actor: Actor, *, tries: int, error: str | None = None) -> None:
+        """Record how a round of webhook delivery of the alert ended (error None: delivered after `tries`)."""
+
+        def attempt() -> None:
+            alert = self.get_alert(alert_id)
+            alert.record_delivery(self.system_context(actor), tries=tries, error=error)
+            self.save(alert)
+
+        self._retrying(attempt)
+
     # ------------------------------------------------------------------ access (the API's bearer tokens)
 
     def token_roles(self) -> list[str]:
@@ -741,7 +757,6 @@ class Tramita(Application):
         if not isinstance(token, AccessToken):
             raise InvalidActError("token", f"no token {token_id}")
         return token
-
     # ------------------------------------------------------------------ reading and auditing
 
     def resolve_case(self, case_ref: str | UUID) -> UUID:

@@ -34,6 +34,10 @@ class CaseNotFoundError(Exception):
     """No case with that number or id."""
 
 
+class AlertNotFoundError(Exception):
+    """No alert with that id."""
+
+
 class MunicipalityNotFoundError(Exception):
     """No municipality with that IBGE code in the registry."""
 

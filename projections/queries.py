@@ -105,12 +105,35 @@ def _with_status(row: dict[str, Any], today: date, due_soon_days: int) -> dict[s
     return row
 
 
-def open_deadlines_due_by(store: Store, day: date, limit: int = 10_000) -> list[dict[str, Any]]:
-    """Open deadlines due on or before `day`: the scheduler's scan (the (status, due_on) index answers it)."""
+def open_deadlines_due_by(store: Store, day: date, limit: int | None = 10_000) -> list[dict[str, Any]]:
+    """Deadlines without a closing act due on or before `day` (None: no limit): the scheduler's scan.
+
+    Both recorded statuses without a closing act are read: `open`, and `missed` (found missed by an act, Art. 26
+    par. ún., and still waiting for it). The (status, due_on) index answers it, one range per status.
+    """
+    if limit is None:
+        return store.query_dicts(UNCLOSED_DUE_BY, (day.isoformat(),))
     return store.query_dicts(OPEN_DUE_BY, (day.isoformat(), limit))
 
 
-OPEN_DUE_BY = "SELECT * FROM deadlines WHERE status = 'open' AND due_on <= ? ORDER BY due_on LIMIT ?"
+UNCLOSED_DUE_BY = "SELECT * FROM deadlines WHERE status IN ('open', 'missed') AND due_on <= ? ORDER BY due_on"
+OPEN_DUE_BY = f"{UNCLOSED_DUE_BY} LIMIT ?"
+
+
+def undelivered_alerts(store: Store, limit: int = 10_000) -> list[dict[str, Any]]:
+    """Alerts whose last delivery round did not reach the webhook (none yet, or failed), oldest first."""
+    return store.query_dicts("SELECT * FROM alerts WHERE delivery IS NULL OR delivery = 'failed' "
+                             "ORDER BY raised_at, alert_id LIMIT ?", (limit,))
+
+
+def recorded_alert_ids(store: Store, alert_ids: list[str]) -> set[str]:
+    """Which of these alert ids the alerts table already holds (read by primary key, a chunk at a time)."""
+    found: set[str] = set()
+    for i in range(0, len(alert_ids), 500):
+        chunk = alert_ids[i:i + 500]
+        found |= {row[0] for row in store.query(
+            f"SELECT alert_id FROM alerts WHERE alert_id IN ({', '.join('?' * len(chunk))})", chunk)}
+    return found
 
 
 def effective_status(row: dict[str, Any], today: date, due_soon_days: int) -> str:

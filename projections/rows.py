@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from domain.alerts import Alert
 from domain.case import Case
@@ -22,13 +23,14 @@ Row = tuple[Any, ...]
 
 
 def to_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_plain)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=json_default)
 
 
-def _plain(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """How the read models and the scheduler's log write what JSON has no type for: ISO dates, text."""
     if isinstance(value, (date, datetime)):
         return value.isoformat()
-    if isinstance(value, Decimal):
+    if isinstance(value, (Decimal, UUID)):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
 
@@ -104,7 +106,7 @@ def alert_rows(alert: Alert) -> list[Row]:
     return [(
         str(alert.id), alert.case_id, alert.case_number, alert.deadline, alert.kind, alert.rule, alert.article,
         alert.who, alert.municipality, _iso(alert.due_on), alert.days_overdue, _iso(alert.raised_on),
-        _iso(alert.raised_at),
+        _iso(alert.raised_at), alert.delivery, alert.delivery_tries, alert.delivery_error,
     )]
 
 

@@ -79,8 +79,9 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
         Table("alerts", (
             ("alert_id", TEXT), ("case_id", TEXT), ("case_number", TEXT), ("deadline", TEXT), ("kind", TEXT),
             ("rule", TEXT), ("article", TEXT), ("who", TEXT), ("municipality", TEXT), ("due_on", TEXT),
-            ("days_overdue", INT), ("raised_on", TEXT), ("raised_at", TEXT),
-        ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",))),
+            ("days_overdue", INT), ("raised_on", TEXT), ("raised_at", TEXT), ("delivery", TEXT),
+            ("delivery_tries", INT), ("delivery_error", TEXT),
+        ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",), ("delivery",))),
     )),
     Projection("municipalities", ("municipality",), (
         Table("municipalities", (

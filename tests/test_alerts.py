@@ -49,3 +49,10 @@ def test_the_missed_alert_waits_for_the_due_day_to_end_in_rio_branco_not_in_utc(
     alert = app.repository.get(missed[0])
     assert (alert.article, alert.due_on, alert.days_overdue, alert.raised_on) == ("art-10", DUE, 1, date(2025, 11, 19))
     assert alert.id == Alert.id_for(app.resolve_case(case), alert.deadline, "missed")
+
+
+def test_a_deadline_an_act_recorded_missed_calls_for_the_missed_alert_even_on_its_due_day():
+    # Art. 26 par. ún.: personnel documents not sent by the installation are recorded missed on that very day
+    recorded_missed = {"closed_by": None, "due_on": DUE, "status": "missed"}
+    assert alert_due(recorded_missed, DUE, (5, 1)) == "missed"
+    assert alert_due({**recorded_missed, "closed_by": "personnel-documents-sent"}, DUE, (5, 1)) is None

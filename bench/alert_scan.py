@@ -1,0 +1,161 @@
+"""Benchmark: how the scheduler's scan grows with the number of open deadlines: 1,000 and 100,000 open, 10 due.
+
+Usage: python bench/alert_scan.py [--repeat R]
+
+What is measured
+----------------
+0. Two databases (untimed), SQLite files in a temporary folder deleted at the end. In each, a `Tramita` application
+   records through the domain Acre's registry and ten voters' creation cases (one per municipality), each with
+   one Art. 10 requisition received on Fri 2025-10-17 and never answered: ten real deadlines due on Tue
+   2025-11-18. The projector brings the projections up to date. Then the rest of the open deadlines are written
+   straight into the `deadlines` table in bulk (990 in the first database, 99,990 in the second): rows of cases
+   that do not exist, open, due between 2026-01-01 and 2028-09-27 (so none of them is due at the scan). Recording
+   100,000 deadlines act by act would take hours; the scan reads the table through its (status, due_on) index and
+   never reaches these rows' cases, which is what is being measured.
+
+1. The scan. The clock reads Sat 2025-11-15 09:00 in Rio Branco: each of the ten requisitions is due in 3 days
+   and calls for its "due in 5 days" alert. Each repetition copies the database (SQLite's backup API, untimed),
+   opens the application and the projections' store on the copy (untimed) and times one
+   `scheduler.scan.scan(app, store, thresholds=(5, 1), projector=projector)`: the projector's catch-up (nothing
+   new), the due-by query, the judgement of the ten rows, the look-up of their alerts, and ten `raise_alerts`
+   that record ten alert events. It must raise exactly ten alerts, or the benchmark fails. A second scan on the
+   same copy (nothing left to raise) is timed too and shown as the steady state.
+
+The median of R repetitions (default 7) is kept at each size. Times come from `time.perf_counter`. The last line
+printed is `ratio: <scan time with 100,000 open deadlines ÷ scan time with 1,000>` (goal: <= 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from domain.acts import Actor
+from domain.application import Tramita, persistence_env
+from domain.demo import MESA
+from domain.voter_title import make_voter_title
+from projections.projector import Projector
+from projections.store import open_store
+from scheduler.scan import scan
+
+SIZES = (1_000, 100_000)
+DUE = 10
+RECORDED_AT = datetime(2025, 10, 20, 15, tzinfo=timezone.utc)
+SCAN_AT = datetime(2025, 11, 15, 14, tzinfo=timezone.utc)  # 09:00 in Rio Branco
+THRESHOLDS = (5, 1)
+#: Ten of Acre's municipalities (IBGE codes), one case each.
+MUNICIPALITIES = ("1200013", "1200054", "1200104", "1200138", "1200179", "1200252", "1200302", "1200328",
+                  "1200336", "1200344")
+FILLER_FROM = date(2026, 1, 1)
+INSERT_CHUNK = 10_000
+
+
+def open_app(path: Path, now: datetime) -> Tramita:
+    return Tramita(persistence_env(f"sqlite:///{path}"), clock=lambda: now)
+
+
+def due_cases(app: Tramita) -> None:
+    """Ten voters' cases, each with one requisition received on 2025-10-17 and not answered."""
+    app.seed_registry(Actor("ibge-seed", "ibge"), date(1991, 12, 18))
+    for n, code in enumerate(MUNICIPALITIES):
+        signatures = [{"title": make_voter_title(f"{10000000 + 30 * n + i:08d}", "24"), "zone": "5",
+                       "section": str(i % 7 + 1), "area": code} for i in range(30)]
+        case = app.open_case(MESA, date(2025, 10, 14), kind="creation", municipalities=[code],
+                             areas=[{"municipality": code, "area_km2": "500", "description": f"área {n}"}],
+                             proposed_name=f"Vila Bench {n}", signatures=signatures).number
+        requisition = app.issue_requisition(case, MESA, date(2025, 10, 15), body="ibge", items=["art-4"]).result
+        app.receive_requisition(case, MESA, date(2025, 10, 17), requisition=requisition)
+
+
+def filler_rows(count: int) -> list[tuple]:
+    """`count` open deadlines of cases that do not exist, due from 2026-01-01 on (1,000 a day)."""
+    rows = []
+    for i in range(count):
+        case_id = str(uuid.uuid4())
+        rows.append((case_id, f"requisition-answer:{i}", f"LC35-2027-{i:05d}", "creation", "requisition-answer",
+                     "art-10", "ibge", None, "2025-12-01", (FILLER_FROM + timedelta(days=i // 1000)).isoformat(),
+                     "open", None, None, None))
+    return rows
+
+
+def build(path: Path, size: int) -> None:
+    app = open_app(path, RECORDED_AT)
+    due_cases(app)
+    store = open_store(f"sqlite:///{path}")
+    projector = Projector(app, store)
+    projector.migrate()
+    projector.catch_up()
+    rows = filler_rows(size - DUE)
+    with store.transaction() as tx:
+        for i in range(0, len(rows), INSERT_CHUNK):
+            tx.executemany(f"INSERT INTO deadlines VALUES ({', '.join('?' * len(rows[0]))})", rows[i:i + INSERT_CHUNK])
+    (count,) = store.query("SELECT count(*) FROM deadlines WHERE status = 'open'")[0]
+    if count != size:
+        raise SystemExit(f"expected {size} open deadlines, found {count}")
+    store.close()
+    app.close()
+
+
+def copy(source: Path, target: Path) -> None:
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        dst.close()
+        src.close()
+
+
+def measure(source: Path, work: Path) -> tuple[float, float]:
+    """One repetition on a fresh copy: the scan that raises the ten alerts, then a scan with nothing to raise."""
+    copy(source, work)
+    app = open_app(work, SCAN_AT)
+    store = open_store(f"sqlite:///{work}")
+    projector = Projector(app, store)
+    try:
+        start = time.perf_counter()
+        first = scan(app, store, thresholds=THRESHOLDS, projector=projector)
+        raising = time.perf_counter() - start
+        start = time.perf_counter()
+        second = scan(app, store, thresholds=THRESHOLDS, projector=projector)
+        steady = time.perf_counter() - start
+    finally:
+        store.close()
+        app.close()
+    if len(first.raised) != DUE or first.deadlines != DUE or second.raised:
+        raise SystemExit(f"the scan raised {len(first.raised)} alerts from {first.deadlines} deadlines, then "
+                         f"{len(second.raised)}; expected {DUE}, then 0")
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{work}{suffix}").unlink(missing_ok=True)
+    return raising, steady
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="repetitions at each size (the median is kept)")
+    args = parser.parse_args(argv)
+    medians = {}
+    with tempfile.TemporaryDirectory(prefix="tramita-alert-scan-") as folder:
+        for size in SIZES:
+            source = Path(folder) / f"deadlines-{size}.sqlite"
+            started = time.perf_counter()
+            build(source, size)
+            built = time.perf_counter() - started
+            runs = [measure(source, Path(folder) / "scan.sqlite") for _ in range(args.repeat)]
+            raising = statistics.median(r for r, _ in runs)
+            steady = statistics.median(s for _, s in runs)
+            medians[size] = raising
+            print(f"{size:,} open deadlines, {DUE} due (built in {built:.1f} s): scan raising {DUE} alerts "
+                  f"{raising * 1000:.1f} ms (median of {args.repeat}; fastest {min(r for r, _ in runs) * 1000:.1f}"
+                  f" ms); scan with nothing to raise {steady * 1000:.1f} ms")
+    print("ratio goal: <= 2")
+    print(f"ratio: {medians[SIZES[1]] / medians[SIZES[0]]:.4f}")
+
+
+if __name__ == "__main__":
+    main()

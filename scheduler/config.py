@@ -1,0 +1,95 @@
+"""The scheduler's settings: from the environment, overridden by the command line, refused by name when bad.
+
+Thresholds and the cron are product configuration (when to warn and how often to look), not legal numbers:
+their defaults live here. The deadlines themselves come from the statute data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+DEFAULT_CRON = "*/15 * * * *"
+DEFAULT_THRESHOLDS = (5, 1)
+DEFAULT_WEBHOOK_TRIES = 5
+#: Seconds a waiting scheduler sleeps between two attempts to take the leadership.
+DEFAULT_POLL_LEADERSHIP = 5.0
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    database_url: str
+    cron: str = DEFAULT_CRON
+    thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS
+    webhook_url: str | None = None
+    webhook_tries: int = DEFAULT_WEBHOOK_TRIES
+    poll_leadership: float = DEFAULT_POLL_LEADERSHIP
+
+
+def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
+    """"5,1" -> (5, 1): distinct whole numbers of days, at least one, none negative; `source` names the setting."""
+    try:
+        days = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{source}: {text!r} is not a comma-separated list of whole days (e.g. 5,1)") from None
+    if any(d < 0 for d in days) or len(set(days)) != len(days):
+        raise ValueError(f"{source}: {text!r} must list distinct, non-negative numbers of days (e.g. 5,1)")
+    return tuple(sorted(days, reverse=True))
+
+
+def parse_cron(text: str, source: str) -> str:
+    """A five-field crontab line ("*/15 * * * *"), checked by the trigger that will read it."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(text)
+    except ValueError as error:
+        raise ValueError(f"{source}: {text!r} is not a crontab line "
+                         f"(minute hour day month weekday, e.g. {DEFAULT_CRON!r}): {error}") from None
+    return text
+
+
+def parse_webhook_url(text: str, source: str) -> str | None:
+    if not text.strip():
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{source}: {text!r} is not an http:// or https:// URL")
+    return text
+
+
+def parse_positive(text: str, source: str, kind: type = int) -> float | int:
+    try:
+        value = kind(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{source}: {text!r} is not a positive {'whole number' if kind is int else 'number'}")
+    return value
+
+
+def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = None,
+         thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
+    """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
+    TRAMITA_ALERT_WEBHOOK_TRIES), each overridden by its command-line option when given."""
+
+    def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
+        if option is not None:
+            return option, flag
+        return environ.get(variable), variable
+
+    cron_text, cron_source = pick(cron, "--cron", "TRAMITA_SCHEDULER_CRON")
+    thresholds_text, thresholds_source = pick(thresholds, "--thresholds", "TRAMITA_ALERT_THRESHOLDS")
+    tries_text = environ.get("TRAMITA_ALERT_WEBHOOK_TRIES")
+    return SchedulerConfig(
+        database_url=database_url,
+        cron=parse_cron(cron_text, cron_source) if cron_text is not None else DEFAULT_CRON,
+        thresholds=(parse_thresholds(thresholds_text, thresholds_source) if thresholds_text is not None
+                    else DEFAULT_THRESHOLDS),
+        webhook_url=parse_webhook_url(environ.get("TRAMITA_ALERT_WEBHOOK_URL", ""), "TRAMITA_ALERT_WEBHOOK_URL"),
+        webhook_tries=(int(parse_positive(tries_text, "TRAMITA_ALERT_WEBHOOK_TRIES")) if tries_text is not None
+                       else DEFAULT_WEBHOOK_TRIES),
+        poll_leadership=(float(parse_positive(poll_leadership, "--poll-leadership", float))
+                         if poll_leadership is not None else DEFAULT_POLL_LEADERSHIP),
+    )

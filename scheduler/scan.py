@@ -1,0 +1,64 @@
+"""One scan: the deadlines that call for an alert today, recorded as alert events, each at most once.
+
+1. The projector catches up first (`catch_up=True`): the deadlines table is a read model, and a deadline opened
+   by an act recorded since the projector's last batch (or with no projector running at all) would otherwise be
+   seen only at a later scan; the alerts table, read in step 3, is brought up to date too. Catching up is safe
+   beside a running projector (its positions are compare-and-set).
+2. The deadlines without a closing act due by `today + the largest threshold` are read from the deadlines table
+   through its (status, due_on) index: the scan costs O(due), not O(all deadlines).
+3. Each is judged with the domain's `alert_due`, and those whose alert the alerts table already holds are left
+   out (a missed deadline stays in step 2's answer until it is closed; its alert is recorded once).
+4. `app.raise_alerts` is called once per case left: it judges again from the case aggregate, the source of truth,
+   and records each alert under its deterministic id, so a row that lags behind its case never raises a wrong
+   alert, and a repeated scan, a restart or a second scheduler never records one twice.
+
+`today` is the application's clock's day in Rio Branco (the alert clock is the application's, injected).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from uuid import UUID
+
+from domain.acts import Actor
+from domain.alerts import Alert, alert_due
+from domain.application import Tramita
+from projections import queries
+from projections.projector import Projector
+from projections.store import Store
+
+#: The scheduler's own actor: alerts are the system's acts, attributed to it.
+SCHEDULER = Actor("tramita-scheduler", "scheduler")
+
+
+@dataclass
+class ScanResult:
+    today: date
+    deadlines: int
+    """Deadlines read from the table (due by the horizon, no closing act)."""
+    cases: int
+    """Cases whose aggregate was asked to raise alerts."""
+    raised: list[Alert] = field(default_factory=list)
+
+
+def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: Projector | None = None,
+         actor: Actor = SCHEDULER) -> ScanResult:
+    """Raise the alerts the deadlines call for today; return what was read and the alerts recorded."""
+    if projector is not None:
+        projector.catch_up()
+    today = app.system_context(actor).today
+    rows = queries.open_deadlines_due_by(store, today + timedelta(days=max(thresholds)), limit=None)
+    wanted: dict[str, str] = {}  # alert id -> case id
+    for row in rows:
+        deadline = {"closed_by": row["closed_by"], "status": row["status"],
+                    "due_on": date.fromisoformat(row["due_on"])}
+        kind = alert_due(deadline, today, thresholds)
+        if kind is not None:
+            wanted[str(Alert.id_for(row["case_id"], row["deadline"], kind))] = row["case_id"]
+    recorded = queries.recorded_alert_ids(store, list(wanted))
+    cases = sorted({case_id for alert_id, case_id in wanted.items() if alert_id not in recorded})
+    raised: list[UUID] = []
+    for case_id in cases:
+        raised += app.raise_alerts(UUID(case_id), actor, thresholds=thresholds)
+    return ScanResult(today, len(rows), len(cases), [app.get_alert(alert_id) for alert_id in raised])

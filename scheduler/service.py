@@ -1,0 +1,136 @@
+"""The scheduler process: leadership, a catch-up scan at start, then APScheduler's cron trigger until stopped.
+
+`run` is what `tramita scheduler` calls once the command line is parsed and the application built:
+
+1. wait for the leadership (`leader`); a stop while waiting ends the process without acting;
+2. bring the projections up to date and hand the webhook every alert whose delivery did not succeed;
+3. scan at once (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell
+   due or was missed meanwhile, the alert it calls for now);
+4. with `once`, wait for the webhook's queue and return; otherwise hand the scan to a `BlockingScheduler` with a
+   `CronTrigger` read from the crontab line, `coalesce=True` (runs missed while a scan overran or the machine
+   slept collapse into one), `misfire_grace_time=None` (a late run still runs) and `max_instances=1`;
+5. when `stop` is set (SIGTERM, Ctrl-C) the scheduler shuts down after the scan in progress, the webhook's
+   queue is drained, and the lock is released.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from uuid import UUID
+
+from domain.application import LEGAL_TIMEZONE, Tramita
+from projections import queries
+from projections.projector import Projector
+from projections.store import Store
+from scheduler.config import SchedulerConfig
+from scheduler.jsonlog import Log, alert_fields
+from scheduler.leader import Leadership, LeadershipLostError, acquire
+from scheduler.scan import SCHEDULER, ScanResult, scan
+from scheduler.webhook import Webhook
+
+#: Seconds the webhook's queue may take to drain at shutdown before the process exits anyway.
+DRAIN_SECONDS = 120.0
+
+
+@dataclass
+class Scanner:
+    """One leader's scans: each alert raised is logged and handed to the webhook."""
+
+    app: Tramita
+    store: Store
+    projector: Projector
+    thresholds: tuple[int, ...]
+    log: Log
+    webhook: Webhook | None = None
+    leadership: Leadership | None = None
+
+    def scan(self) -> ScanResult:
+        if self.leadership is not None:
+            self.leadership.check()
+        result = scan(self.app, self.store, thresholds=self.thresholds, projector=self.projector)
+        for alert in result.raised:
+            fields = alert_fields(alert)
+            self.log("alert", **fields)
+            if self.webhook is not None:
+                self.webhook.submit(alert.id, fields)
+        self.log("scan", today=result.today, deadlines=result.deadlines, cases=result.cases,
+                 raised=len(result.raised))
+        return result
+
+    def redeliver(self) -> int:
+        """Hand the webhook every alert whose last delivery round did not deliver it; return how many."""
+        if self.webhook is None:
+            return 0
+        self.projector.catch_up()
+        rows = queries.undelivered_alerts(self.store)
+        for row in rows:
+            alert = self.app.get_alert(UUID(row["alert_id"]))
+            self.webhook.submit(alert.id, alert_fields(alert))
+        return len(rows)
+
+
+def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: object) -> Webhook | None:
+    if not config.webhook_url:
+        return None
+    return Webhook(config.webhook_url, lambda alert_id, tries, error: app.record_alert_delivery(
+        alert_id, SCHEDULER, tries=tries, error=error), tries=config.webhook_tries, log=log, **options)
+
+
+def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leadership, *, stop: threading.Event,
+        log: Log, once: bool = False, webhook_options: dict | None = None) -> int:
+    """Lead, scan at start, then scan on the cron schedule until `stop` (or once); the process's exit code."""
+    if not acquire(leadership, stop, poll=config.poll_leadership, log=log):
+        log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
+        return 0
+    webhook = webhook_for(config, app, log, **(webhook_options or {}))
+    scanner = Scanner(app, store, Projector(app, store), config.thresholds, log, webhook, leadership)
+    try:
+        redelivered = scanner.redeliver()
+        if redelivered:
+            log("redelivering", alerts=redelivered)
+        scanner.scan()
+        if not once:
+            return _on_schedule(config, scanner, stop, log)
+        return 0
+    except LeadershipLostError as lost:
+        log("leadership-lost", pid=os.getpid(), error=str(lost))
+        return 1
+    finally:
+        if webhook is not None and not webhook.close(DRAIN_SECONDS):
+            log("webhook-not-drained", seconds=DRAIN_SECONDS)
+        leadership.release()
+
+
+def _on_schedule(config: SchedulerConfig, scanner: Scanner, stop: threading.Event, log: Log) -> int:
+    from apscheduler.events import EVENT_SCHEDULER_STARTED
+    from apscheduler.schedulers.blocking import BlockingScheduler
+    from apscheduler.triggers.cron import CronTrigger
+
+    lost: list[str] = []
+    scheduler = BlockingScheduler(timezone=LEGAL_TIMEZONE)
+
+    def job() -> None:
+        try:
+            scanner.scan()
+        except LeadershipLostError as error:
+            lost.append(str(error))
+            stop.set()
+        except Exception as error:  # the next run tries again; the log says why this one failed
+            log("scan-failed", error=f"{type(error).__name__}: {error}")
+
+    def stop_when_told(_: object) -> None:  # once started: shut down after the scan in progress when told
+        threading.Thread(target=lambda: (stop.wait(), scheduler.shutdown(wait=True)),
+                         name="tramita-scheduler-stop", daemon=True).start()
+
+    scheduler.add_job(job, CronTrigger.from_crontab(config.cron, timezone=LEGAL_TIMEZONE), id="scan",
+                      coalesce=True, misfire_grace_time=None, max_instances=1)
+    scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
+    if not stop.is_set():
+        scheduler.start()
+    if lost:
+        log("leadership-lost", pid=os.getpid(), error=lost[0])
+        return 1
+    log("stopped", pid=os.getpid(), reason="asked to stop")
+    return 0
