@@ -20,12 +20,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 var:
 	mkdir -p var
 
-## make run: create the tables, seed the demo cases on SQLite (once), bring the projections up to date, verify.
+## make run: migrate, seed the demo on SQLite (once), then the API, the projector and the scheduler until Ctrl-C.
 run: $(STAMP) | var
-	$(BIN)/tramita migrate
-	$(BIN)/tramita seed-demo
-	$(BIN)/tramita project --once
-	$(BIN)/tramita verify
+	$(BIN)/tramita up
 
 ## make test: every test.
 test: $(STAMP)

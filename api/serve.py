@@ -35,8 +35,9 @@ class Gunicorn(BaseApplication):
 
 def serve(bind: str, workers: int, *, timeout: int = 30) -> None:
     """Run gunicorn until it is stopped (SIGTERM / Ctrl-C stop it gracefully)."""
-    Gunicorn({"bind": bind, "workers": workers, "timeout": timeout, "accesslog": "-",
-              "proc_name": "tramita-api"}).run()
+    Gunicorn({"bind": bind, "workers": workers, "timeout": timeout, "accesslog": "-", "proc_name": "tramita-api",
+              # gunicorn's control socket is one path per user: two servers (tests, a bench) would share it.
+              "control_socket_disable": True}).run()
 
 
 def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], None] = print) -> int:
