@@ -381,6 +381,10 @@ class AlertSchema(Schema):
     days_overdue = fields.Integer()
     raised_on = fields.String()
     raised_at = fields.String()
+    delivery = fields.String(allow_none=True, metadata={
+        "description": "webhook delivery: null (none yet, or no webhook), delivered or failed"})
+    delivery_tries = fields.Integer(allow_none=True)
+    delivery_error = fields.String(allow_none=True)
 
 
 class AlertQuerySchema(Schema):

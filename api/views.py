@@ -8,7 +8,7 @@ which the projector keeps current (`/health` shows how far it has read).
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from flask import Response
@@ -101,8 +101,8 @@ def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
 @reads.response(200, s.AlertSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
-    since: datetime | None = query.pop("since", None)
-    return queries.alerts(read_store(), since=since.isoformat() if since else None, **query)
+    since: datetime | None = query.pop("since", None)  # raised_at is stored in UTC: compare in UTC
+    return queries.alerts(read_store(), since=since.astimezone(timezone.utc).isoformat() if since else None, **query)
 
 
 @reads.route("/freezes", methods=["GET"], endpoint="list_freezes")

@@ -288,3 +288,23 @@ def test_health_answers_without_a_token_and_shows_the_projections_positions(api)
     api.projector.catch_up()
     body = api.client.get("/health").get_json()
     assert body["status"] == "ok" and body["projections"]["cases"] == body["notifications"] > 0
+
+
+def test_alerts_the_scheduler_raised_are_read_through_the_api_since_a_moment(api, case):
+    from scheduler.scan import scan
+
+    api.clock.now = datetime(2026, 3, 9, 15, tzinfo=timezone.utc)
+    requisition = api.act(case, "requisition-issued", "assembly-mesa", date(2026, 3, 5), body="ibge",
+                          items=["art-4"])["result"]
+    api.act(case, "requisition-received", "assembly-mesa", date(2026, 3, 9), requisition=requisition)
+    # Received Mon 9 March: 30 days -> Wed 8 April (Art. 10). The IBGE never answers.
+    api.clock.now = datetime(2026, 4, 9, 15, tzinfo=timezone.utc)
+    scan(api.app, api.store, thresholds=(5, 1), projector=api.projector)
+    api.projector.catch_up()  # what the running projector does
+    alerts = api.get("/alerts?since=2026-04-09T00:00:00Z").get_json()
+    assert [(a["kind"], a["article"], a["who"], a["due_on"], a["days_overdue"]) for a in alerts] == [
+        ("missed", "art-10", "ibge", "2026-04-08", 1)]
+    assert api.get("/alerts?since=2026-04-10T00:00:00Z").get_json() == []
+    assert len(api.get("/alerts", query_string={"since": "2026-04-09T09:59:59-05:00"}).get_json()) == 1
+    missed = api.get("/deadlines?status=missed").get_json()
+    assert [(d["deadline"], d["days_overdue"]) for d in missed] == [(alerts[0]["deadline"], 1)]
