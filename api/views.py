@@ -65,7 +65,7 @@ def case_events(case_ref: str):  # noqa: ANN201
 @cases.response(200, s.ChainReportSchema)
 @errors_doc([401, 404], summary="Recompute the case's hash chain; name the first altered event, if any")
 def verify_case(case_ref: str):  # noqa: ANN201
-    return tramita().verify(case_ref).as_dict()
+    return tramita().verify_case(case_ref).as_dict()
 
 
 @cases.route("/cases/<case_ref>/export", methods=["GET"], endpoint="export_case")

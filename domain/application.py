@@ -817,11 +817,17 @@ class Tramita(Application):
             yield chain.export_document(event)
 
     def events_of(self, case_ref: str | UUID) -> list[Any]:
+        """A case's events in order (another aggregate's id, a token's say, is no case)."""
         case_id = self.resolve_case(case_ref)
         events = list(self.events.get(case_id))
-        if not events:
+        if not events or not isinstance(events[0], Case.PetitionFiled):
             raise CaseNotFoundError(f"no case {case_ref}")
         return events
+
+    def verify_case(self, case_ref: str | UUID) -> ChainReport:
+        """`verify` for a case only."""
+        self.events_of(case_ref)
+        return self.verify(case_ref)
 
     def timeline(self, case_ref: str | UUID, as_of: date | None = None) -> list[dict[str, Any]]:
         """The case's acts in order: legal date, recorded time, actor, article, rule versions, payload, hashes."""

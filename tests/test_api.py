@@ -216,6 +216,9 @@ def test_a_malformed_body_is_422_listing_each_field_at_fault(api, case):
 
 def test_an_unknown_case_is_404_and_a_wrong_method_keeps_its_allow_header(api):
     assert_problem(api.get("/cases/LC35-2026-0999"), 404)
+    token_id = api.app.issue_token(ADMIN, name="not a case", role="tre").id
+    for path in ("", "/events", "/verify", "/export", "/deadlines"):
+        assert_problem(api.get(f"/cases/{token_id}{path}"), 404)
     response = api.client.delete("/cases", headers=api.headers("auditor"))
     assert_problem(response, 405)
     assert set(response.headers["Allow"].split(", ")) >= {"GET", "POST"}
