@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Response
 from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
 
 from api import schemas as s
 from api.http import errors_doc, etag, read_store, settings, tramita
@@ -26,7 +27,7 @@ READ_ERRORS = [401, 422]
 
 
 @cases.route("/cases", methods=["GET"], endpoint="list_cases")
-@cases.arguments(s.CaseListQuerySchema, location="query")
+@cases.arguments(s.CaseListQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CasePageSchema)
 @errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
 def list_cases(query: dict[str, Any]):  # noqa: ANN201
@@ -37,7 +38,7 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 
 
 @cases.route("/cases/<case_ref>", methods=["GET"], endpoint="get_case")
-@cases.arguments(s.CaseQuerySchema, location="query")
+@cases.arguments(s.CaseQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
 @errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
@@ -89,7 +90,7 @@ def case_deadlines(case_ref: str):  # noqa: ANN201
 
 
 @reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")
-@reads.arguments(s.DeadlineQuerySchema, location="query")
+@reads.arguments(s.DeadlineQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.DeadlineSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
 def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
@@ -97,7 +98,7 @@ def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/alerts", methods=["GET"], endpoint="list_alerts")
-@reads.arguments(s.AlertQuerySchema, location="query")
+@reads.arguments(s.AlertQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.AlertSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
@@ -106,7 +107,7 @@ def list_alerts(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/freezes", methods=["GET"], endpoint="list_freezes")
-@reads.arguments(s.FreezeQuerySchema, location="query")
+@reads.arguments(s.FreezeQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.FreezeSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
 def list_freezes(query: dict[str, Any]):  # noqa: ANN201
@@ -114,7 +115,7 @@ def list_freezes(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/municipalities", methods=["GET"], endpoint="list_municipalities")
-@reads.arguments(s.MunicipalityQuerySchema, location="query")
+@reads.arguments(s.MunicipalityQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.MunicipalitySchema(many=True))
 @errors_doc(READ_ERRORS, summary="The registry: Acre's municipalities and their figures in force")
 def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
