@@ -16,6 +16,7 @@ from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
 from api import schemas as s
+from api.acts import act_links, case_link
 from api.http import errors_doc, etag, read_store, settings, tramita
 from projections import queries
 
@@ -30,6 +31,7 @@ READ_ERRORS = [401, 422]
 @cases.arguments(s.CaseListQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CasePageSchema)
 @errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
+@cases.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the first case listed")}})
 def list_cases(query: dict[str, Any]):  # noqa: ANN201
     items = queries.cases(read_store(), **query)
     full = len(items) == query["limit"]
@@ -41,6 +43,7 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 @cases.arguments(s.CaseQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
 @errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
+@cases.doc(responses={200: {"links": act_links("$response.body#/id")}})
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
     app = tramita()
     case = app.case_at(case_ref, **query)
@@ -93,6 +96,7 @@ def case_deadlines(case_ref: str):  # noqa: ANN201
 @reads.arguments(s.DeadlineQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.DeadlineSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
     return queries.deadlines(read_store(), today=tramita().today(), due_soon_days=settings()["due_soon_days"], **query)
 
@@ -101,6 +105,7 @@ def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
 @reads.arguments(s.AlertQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.AlertSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
     since: datetime | None = query.pop("since", None)
     return queries.alerts(read_store(), since=since.isoformat() if since else None, **query)
@@ -110,6 +115,7 @@ def list_alerts(query: dict[str, Any]):  # noqa: ANN201
 @reads.arguments(s.FreezeQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.FreezeSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_freezes(query: dict[str, Any]):  # noqa: ANN201
     return queries.freezes(read_store(), **query)
 
