@@ -83,6 +83,20 @@ ACTS: tuple[Act, ...] = (
 
 blp = Blueprint("acts", __name__, description="Acts of a case: each recorded as an immutable, hash-chained event")
 
+#: OpenAPI links (what a client, or schemathesis' stateful phase, may call next with what an answer gave):
+#: an act's answer (or a list) -> the case; the case -> each of its acts, with its ETag as If-Match.
+GET_CASE = "#/paths/~1cases~1{case_ref}/get"
+
+
+def case_link(case_id: str, description: str = "the case as the act left it") -> dict[str, Any]:
+    return {"GetCase": {"operationRef": GET_CASE, "parameters": {"case_ref": case_id}, "description": description}}
+
+
+def act_links(case_id: str) -> dict[str, Any]:
+    return {act.name: {"operationId": act.name, "description": act.summary,
+                       "parameters": {"case_ref": case_id, "header.If-Match": "$response.header.ETag"}}
+            for act in ACTS}
+
 
 @blp.route("/cases", methods=["POST"], endpoint="petition-filed")
 @competent("petition-filed", if_match=False)
@@ -91,7 +105,7 @@ blp = Blueprint("acts", __name__, description="Acts of a case: each recorded as 
                                             "ETag": {"schema": {"type": "string"}}})
 @write_doc(if_match=False)
 @blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
-         operationId="petition-filed")
+         operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case/id")}})
 def petition_filed(data: dict[str, Any]):  # noqa: ANN201
     app = tramita()
     occurred_on = data.pop("occurred_on")
@@ -126,7 +140,8 @@ def _register(act: Act) -> None:
         return acted_response(act.name, acted, status=200)
 
     record.__name__ = act.method
-    view = blp.doc(summary=act.summary, operationId=act.name)(record)
+    view = blp.doc(summary=act.summary, operationId=act.name,
+                   responses={200: {"links": case_link("$response.body#/case/id")}})(record)
     view = write_doc(if_match=True)(view)
     view = blp.response(200, s.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
     view = blp.arguments(act.schema)(view)

@@ -13,8 +13,10 @@ from typing import Any
 
 from flask import Response
 from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
 
 from api import schemas as s
+from api.acts import act_links, case_link
 from api.http import errors_doc, etag, read_store, settings, tramita
 from projections import queries
 
@@ -26,9 +28,10 @@ READ_ERRORS = [401, 422]
 
 
 @cases.route("/cases", methods=["GET"], endpoint="list_cases")
-@cases.arguments(s.CaseListQuerySchema, location="query")
+@cases.arguments(s.CaseListQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CasePageSchema)
 @errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
+@cases.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the first case listed")}})
 def list_cases(query: dict[str, Any]):  # noqa: ANN201
     items = queries.cases(read_store(), **query)
     full = len(items) == query["limit"]
@@ -37,9 +40,10 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 
 
 @cases.route("/cases/<case_ref>", methods=["GET"], endpoint="get_case")
-@cases.arguments(s.CaseQuerySchema, location="query")
+@cases.arguments(s.CaseQuerySchema, location="query", unknown=RAISE)
 @cases.response(200, s.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
 @errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
+@cases.doc(responses={200: {"links": act_links("$response.body#/id")}})
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
     app = tramita()
     case = app.case_at(case_ref, **query)
@@ -89,32 +93,35 @@ def case_deadlines(case_ref: str):  # noqa: ANN201
 
 
 @reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")
-@reads.arguments(s.DeadlineQuerySchema, location="query")
+@reads.arguments(s.DeadlineQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.DeadlineSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
     return queries.deadlines(read_store(), today=tramita().today(), due_soon_days=settings()["due_soon_days"], **query)
 
 
 @reads.route("/alerts", methods=["GET"], endpoint="list_alerts")
-@reads.arguments(s.AlertQuerySchema, location="query")
+@reads.arguments(s.AlertQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.AlertSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
     since: datetime | None = query.pop("since", None)  # raised_at is stored in UTC: compare in UTC
     return queries.alerts(read_store(), since=since.astimezone(timezone.utc).isoformat() if since else None, **query)
 
 
 @reads.route("/freezes", methods=["GET"], endpoint="list_freezes")
-@reads.arguments(s.FreezeQuerySchema, location="query")
+@reads.arguments(s.FreezeQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.FreezeSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
+@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_freezes(query: dict[str, Any]):  # noqa: ANN201
     return queries.freezes(read_store(), **query)
 
 
 @reads.route("/municipalities", methods=["GET"], endpoint="list_municipalities")
-@reads.arguments(s.MunicipalityQuerySchema, location="query")
+@reads.arguments(s.MunicipalityQuerySchema, location="query", unknown=RAISE)
 @reads.response(200, s.MunicipalitySchema(many=True))
 @errors_doc(READ_ERRORS, summary="The registry: Acre's municipalities and their figures in force")
 def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
