@@ -31,10 +31,12 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## make bench: recording acts, then rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer).
+## make bench: recording acts, rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), then the
+## HTTP API under 16 concurrent clients (gunicorn on SQLite) against the in-process service rate.
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
