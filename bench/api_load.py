@@ -56,12 +56,12 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from api.cli import build_application
 from api.serve import tramita_command
@@ -405,6 +405,8 @@ def milliseconds(run: Run) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    # A SIGTERM to the bench unwinds like Ctrl-C, so that gunicorn is stopped and the temporary folder removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="tramita-bench-api-") as folder:
         service = in_process(f"sqlite:///{folder}/service.sqlite", args.clients, args.seconds)
 
