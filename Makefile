@@ -28,12 +28,14 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## make bench: recording acts, rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), and
-## the scheduler's scan with 1,000 and 100,000 open deadlines.
+## make bench: recording acts, rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), the
+## scheduler's scan with 1,000 and 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn
+## on SQLite) against the in-process service rate.
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
+	$(BIN)/python bench/api_load.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
