@@ -17,6 +17,9 @@ from domain.acts import ActContext, ChainedAggregate
 ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
 
 MISSED = "missed"
+#: RULES.md, Art. 10 §1: a requisition refused is recorded as a breach and raises an alert (once per requisition).
+BREACH = "breach"
+BREACH_ARTICLE = "art-10-par-1"
 #: The delivery record of an alert sent to the webhook (None: no delivery recorded yet).
 DELIVERED, FAILED = "delivered", "failed"
 
@@ -99,6 +102,24 @@ class Alert(ChainedAggregate):
             case_id=str(case_id), case_number=case_number, deadline=key, kind=kind, rule=deadline["rule"],
             who=deadline["who"], municipality=deadline["municipality"], due_on=deadline["due_on"],
             days_overdue=max(0, (ctx.today - deadline["due_on"]).days), raised_at=ctx.recorded_at,
+        )
+
+    @classmethod
+    def raise_breach(cls, ctx: ActContext, *, case_id: UUID, case_number: str, breach: dict[str, Any],
+                     answer: dict[str, Any] | None) -> Alert:
+        """Art. 10 §1: the body that refused a requisition breached it; the alert names it and the answer's due day.
+
+        The alert is keyed on the requisition's answer deadline (`requisition-answer:<id>`), which the refusal
+        leaves open; when the requisition was refused before its receipt opened that deadline, the due day shown
+        is the refusal's date.
+        """
+        key = f"requisition-answer:{breach['requisition']}"
+        due_on = (answer or {}).get("due_on") or breach["on"]
+        return cls._start(
+            cls.Raised, ctx, id=cls.id_for(case_id, key, BREACH), article=BREACH_ARTICLE, case_id=str(case_id),
+            case_number=case_number, deadline=key, kind=BREACH, rule="requisition-answer", who=breach["body"],
+            municipality=None, due_on=due_on, days_overdue=max(0, (ctx.today - due_on).days),
+            raised_at=ctx.recorded_at,
         )
 
     def record_delivery(self, ctx: ActContext, *, tries: int, error: str | None = None) -> None:

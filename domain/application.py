@@ -662,7 +662,8 @@ class Tramita(Application):
     # ------------------------------------------------------------------ alerts (RULES.md, Deadlines)
 
     def raise_alerts(self, case_ref: str | UUID, actor: Actor, *, thresholds: tuple[int, ...]) -> list[UUID]:
-        """RULES.md, Deadlines: record the alerts the case's open deadlines call for today; each at most once.
+        """RULES.md, Deadlines and Art. 10 §1: record the alerts the case's open deadlines and its breaches call
+        for today; each at most once.
 
         `today` is the alert clock's day in Rio Branco. An alert already recorded (by an earlier scan, a
         restarted or a second scheduler) meets its deterministic id and is not recorded again.
@@ -680,6 +681,16 @@ class Tramita(Application):
             except IntegrityError:  # another scheduler recorded it between the look and the save
                 continue
             raised.append(Alert.id_for(case.id, key, kind))
+        for breach in case.breaches:  # Art. 10 §1: each refusal raises its alert once
+            alert = Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,
+                                       answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))
+            if self._get_or_none(alert.id) is not None:
+                continue
+            try:
+                self.save(alert)
+            except IntegrityError:  # another scheduler recorded it between the look and the save
+                continue
+            raised.append(alert.id)
         return raised
 
     def get_alert(self, alert_id: UUID) -> Alert:

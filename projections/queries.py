@@ -24,7 +24,7 @@ PAGE = 100
 #: The effective statuses a deadline can have on a given day.
 DEADLINE_STATUSES = ("open", "due-soon", "missed", "met-on-time", "met-late")
 
-_JSON_COLUMNS = {"municipalities", "impediments", "frozen_municipalities", "figures", "districts", "frozen_by", "ceased"}
+_JSON_COLUMNS = {"breaches", "municipalities", "impediments", "frozen_municipalities", "figures", "districts", "frozen_by", "ceased"}
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:
@@ -118,6 +118,12 @@ def open_deadlines_due_by(store: Store, day: date, limit: int | None = 10_000) -
 
 UNCLOSED_DUE_BY = "SELECT * FROM deadlines WHERE status IN ('open', 'missed') AND due_on <= ? ORDER BY due_on"
 OPEN_DUE_BY = f"{UNCLOSED_DUE_BY} LIMIT ?"
+
+
+def breached_requisitions(store: Store) -> list[tuple[str, str]]:
+    """Art. 10 §1: (case id, requisition) of every requisition a body refused (a breach; few, and never undone)."""
+    rows = store.query("SELECT case_id, breaches FROM cases WHERE breaches IS NOT NULL")
+    return [(case_id, requisition) for case_id, breaches in rows for requisition in json.loads(breaches)]
 
 
 def undelivered_alerts(store: Store, limit: int = 10_000) -> list[dict[str, Any]]:

@@ -61,6 +61,7 @@ def case_rows(case: Case) -> list[Row]:
         case.last_act, _iso(case.last_act_on), _iso(case.modified_on), _iso(case.opened_on), law.get("law"),
         _iso(law.get("on")), _iso(case.concluded_on), _iso((case.archived or {}).get("on")), case.version,
         " ".join(normalise_name(w) for w in words if w),
+        to_json([breach["requisition"] for breach in case.breaches]) if case.breaches else None,
     )]
 
 

@@ -1,4 +1,5 @@
-"""One scan: the deadlines that call for an alert today, recorded as alert events, each at most once.
+"""One scan: the deadlines (and Art. 10 §1 breaches) that call for an alert today, recorded as alert events, each
+at most once.
 
 1. The projector catches up first (`catch_up=True`): the deadlines table is a read model, and a deadline opened
    by an act recorded since the projector's last batch (or with no projector running at all) would otherwise be
@@ -6,8 +7,9 @@
    beside a running projector (its positions are compare-and-set).
 2. The deadlines without a closing act due by `today + the largest threshold` are read from the deadlines table
    through its (status, due_on) index: the scan costs O(due), not O(all deadlines).
-3. Each is judged with the domain's `alert_due`, and those whose alert the alerts table already holds are left
-   out (a missed deadline stays in step 2's answer until it is closed; its alert is recorded once).
+3. Each is judged with the domain's `alert_due`; so is each requisition refused (Art. 10 §1: a breach raises an
+   alert), read from the cases table. Those whose alert the alerts table already holds are left out (a missed
+   deadline stays in step 2's answer until it is closed, a breach for ever; each alert is recorded once).
 4. `app.raise_alerts` is called once per case left: it judges again from the case aggregate, the source of truth,
    and records each alert under its deterministic id, so a row that lags behind its case never raises a wrong
    alert, and a repeated scan, a restart or a second scheduler never records one twice.
@@ -22,7 +24,7 @@ from datetime import date, timedelta
 from uuid import UUID
 
 from domain.acts import Actor
-from domain.alerts import Alert, alert_due
+from domain.alerts import BREACH, Alert, alert_due
 from domain.application import Tramita
 from projections import queries
 from projections.projector import Projector
@@ -56,6 +58,8 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
         kind = alert_due(deadline, today, thresholds)
         if kind is not None:
             wanted[str(Alert.id_for(row["case_id"], row["deadline"], kind))] = row["case_id"]
+    for case_id, requisition in queries.breached_requisitions(store):  # Art. 10 §1: each breach alerted once
+        wanted[str(Alert.id_for(case_id, f"requisition-answer:{requisition}", BREACH))] = case_id
     recorded = queries.recorded_alert_ids(store, list(wanted))
     cases = sorted({case_id for alert_id, case_id in wanted.items() if alert_id not in recorded})
     raised: list[UUID] = []

@@ -76,3 +76,24 @@ def test_a_second_scheduler_on_a_sqlite_file_waits_until_the_first_lets_go(tmp_p
 def test_the_postgresql_lock_key_is_fixed_and_fits_a_signed_bigint():
     assert lock_key() == lock_key("tramita-scheduler")
     assert -2 ** 63 <= lock_key() < 2 ** 63 and lock_key() != lock_key(XAPURI)
+
+
+def test_a_refused_requisition_raises_one_breach_alert_naming_the_body_and_its_answer_stays_due():
+    from tests.test_article_rules import MESA, requisition_received
+
+    now = [datetime(2025, 10, 20, 12, tzinfo=timezone.utc)]
+    app = app_at(now)
+    case, requisition = requisition_received(app)  # received Fri 2025-10-17: the answer is due Tue 2025-11-18
+    app.refuse_requisition(case, MESA, date(2025, 10, 20), requisition=requisition, reason="sigilo fiscal")
+    store = open_store("memory://")
+    projector = Projector(app, store)
+    projector.migrate()
+    now[0] = datetime(2025, 10, 21, 14, tzinfo=timezone.utc)
+    [breach] = scan(app, store, thresholds=(5, 1), projector=projector).raised
+    assert (breach.kind, breach.article, breach.who, breach.deadline, breach.due_on, breach.days_overdue) == (
+        "breach", "art-10-par-1", "ibge", f"requisition-answer:{requisition}", date(2025, 11, 18), 0)
+    assert scan(app, store, thresholds=(5, 1), projector=projector).raised == []
+    # Art. 10 §1: the refusal does not end the duty to answer; its deadline is alerted as any other.
+    now[0] = datetime(2025, 11, 13, 14, tzinfo=timezone.utc)
+    assert [a.kind for a in scan(app, store, thresholds=(5, 1), projector=projector).raised] == ["due-in-5-days"]
+    store.close()
