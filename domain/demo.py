@@ -6,6 +6,8 @@
    of them late.
 2. A 2026 creation from Feijó, opened by voters, stopped at its law by the federal gate (CF art. 18 §4).
 3. A 2026 district creation in Feijó, refused by Art. 38 while case 2 freezes the territory.
+4. A 2026 creation from Tarauacá whose requisitions wait: the IBGE refused its own (Art. 10 §1, a breach) and the
+   TRE has not answered within 30 days of receipt, so the scheduler has alerts to raise.
 
 Figures the registry seed does not have (1991 figures, Feijó's revenue and buildings) are recorded here as
 acts whose source says plainly that they are illustrative demo figures, not verified data.
@@ -22,7 +24,7 @@ from domain.application import Tramita
 from domain.errors import LegalRuleError
 from domain.voter_title import make_voter_title
 
-PLACIDO, GUIOMARD, FEIJO = "1200385", "1200450", "1200302"
+PLACIDO, GUIOMARD, FEIJO, TARAUACA = "1200385", "1200450", "1200302", "1200609"
 ILLUSTRATIVE = "demo: illustrative figure, not verified data"
 
 GOVERNOR = Actor("governor-demo", "governor")
@@ -47,7 +49,8 @@ def seed_demo(app: Tramita, say: Callable[[str], None] = print) -> bool:
     extrema = creation_1992(app, say)
     feijo = creation_2026(app, say)
     district_2026(app, say, blocking=feijo)
-    say(f"demo cases: {extrema}, {feijo} and a district case refused by art-38")
+    waiting = awaiting_answers_2026(app, say)
+    say(f"demo cases: {extrema}, {feijo}, a district case refused by art-38, and {waiting} awaiting answers")
     return True
 
 
@@ -229,4 +232,24 @@ def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> st
     _refused(say, lambda: app.enact_law(case, municipal("council", FEIJO), date(2026, 11, 10),
                                         law="Lei Municipal 300/2026", living_person_declaration=True))
     say(f"{case}: district law refused while {blocking} freezes Feijó (Art. 38)")
+    return case
+
+
+def awaiting_answers_2026(app: Tramita, say: Callable[[str], None]) -> str:
+    """Case 4: a voters' creation from Tarauacá whose requisitions were received on Thu 2026-10-08 (answers due
+    Mon 2026-11-09: 30 days end on Sat 11-07) and never answered; the IBGE refused its requisition (Art. 10 §1)."""
+    signatures = [{"title": make_voter_title(f"{30000000 + n:08d}", "24"), "zone": "9", "section": str(n % 5 + 1),
+                   "area": TARAUACA} for n in range(31)]
+    opened = app.open_case(MESA, date(2026, 10, 1), kind="creation", municipalities=[TARAUACA],
+                           areas=[{"municipality": TARAUACA, "area_km2": "2100", "description": "Foz do Muru"}],
+                           proposed_name="Foz do Muru", signatures=signatures)
+    case = opened.number
+    ibge, tre = (app.issue_requisition(case, MESA, date(2026, 10, 5), body=body, items=["art-4"]).result
+                 for body in ("ibge", "tre"))
+    for requisition in (ibge, tre):
+        app.receive_requisition(case, MESA, date(2026, 10, 8), requisition=requisition)
+    app.refuse_requisition(case, MESA, date(2026, 10, 13), requisition=ibge,
+                           reason="the IBGE answers the Mesa only after the census (demo)")
+    say(f"{case}: Tarauacá's requisitions received on 2026-10-08; the IBGE refused (Art. 10 §1), the TRE has not "
+        "answered: the scheduler alerts both")
     return case

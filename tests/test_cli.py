@@ -13,7 +13,7 @@ def database(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_seed_demo_records_three_cases_once_and_every_chain_verifies(database, capsys):
+def test_seed_demo_records_four_cases_once_and_every_chain_verifies(database, capsys):
     assert main(["seed-demo"]) == 0
     out = capsys.readouterr().out
     assert "refused as expected: cf-art-18-par-4" in out and "refused as expected: art-38" in out
@@ -62,3 +62,19 @@ def test_migrate_project_and_rebuild_one_projection_from_the_command_line(databa
     assert "rebuilt deadlines from" in captured.out and "notifications" in captured.err
     assert main(["migrate"]) == 0
     assert "none (all present)" in capsys.readouterr().out
+
+
+def test_the_demo_gives_the_scheduler_the_tre_s_missed_answer_and_the_ibge_s_breach_to_alert(database, capsys):
+    import json
+
+    main(["migrate"])
+    main(["seed-demo"])
+    capsys.readouterr()
+    assert main(["scheduler", "--once"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    alerts = sorted((a["case_number"], a["who"], a["kind"], a["article"], a["due_on"])
+                    for a in lines if a["event"] == "alert")
+    # Received Thu 2026-10-08: 30 days end on Sat 11-07, so the answers were due Mon 2026-11-09 (Art. 10).
+    assert alerts == [("LC35-2026-0003", "ibge", "breach", "art-10-par-1", "2026-11-09"),
+                      ("LC35-2026-0003", "ibge", "missed", "art-10", "2026-11-09"),
+                      ("LC35-2026-0003", "tre", "missed", "art-10", "2026-11-09")]
