@@ -247,7 +247,7 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
     commands = top.add_subparsers(dest="command", required=True)
-    commands.add_parser("seed-demo", help="seed the registry and the three demo cases").set_defaults(run=cmd_seed_demo)
+    commands.add_parser("seed-demo", help="seed the registry and the four demo cases").set_defaults(run=cmd_seed_demo)
     replay = commands.add_parser("replay", help="a case's timeline, optionally as of a legal date")
     replay.add_argument("case", help="case number (LC35-2026-0001) or id")
     replay.add_argument("--as-of", help="legal date YYYY-MM-DD")

@@ -780,7 +780,7 @@ class Tramita(Application):
             return case_id_for(case_ref)
 
     def case_exists(self, case_ref: str | UUID) -> bool:
-        return self._get_or_none(self.resolve_case(case_ref)) is not None
+        return isinstance(self._get_or_none(self.resolve_case(case_ref)), Case)
 
     def get_case(self, case_ref: str | UUID, *, version: int | None = None) -> Case:
         return self._get_case(self.resolve_case(case_ref), version=version)

@@ -1,4 +1,4 @@
-"""The demo: the registry and three cases that show what the statute does (`tramita seed-demo`).
+"""The demo: the registry and four cases that show what the statute does (`tramita seed-demo`).
 
 1. A 1991-1993 creation in the spirit of Acre's Lei 1.036/1992 ("Município de Extrema", from Plácido de
    Castro and Senador Guiomard): it passes every gate of its time, is refused the name "Extrema" (Art. 17:
@@ -40,7 +40,7 @@ def municipal(role: str, code: str) -> Actor:
 
 
 def seed_demo(app: Tramita, say: Callable[[str], None] = print) -> bool:
-    """Seed the registry and the three demo cases; False (and nothing done) when already seeded."""
+    """Seed the registry and the four demo cases; False (and nothing done) when already seeded."""
     seeded = app.seed_registry(IBGE, app.context(IBGE, date(1991, 12, 18)).today)
     say(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded")
     if app.case_exists("LC35-1991-0001"):

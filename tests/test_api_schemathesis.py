@@ -2,7 +2,7 @@
 chains of operations that the document's links connect (stateful): `POST /cases` -> `GET /cases/{case_ref}`
 -> the case's acts, each sent with the `ETag` it was given as `If-Match`.
 
-The API runs on a temporary SQLite file with the registry and the three demo cases seeded, the projections
+The API runs on a temporary SQLite file with the registry and the four demo cases seeded, the projections
 brought up to date, and the clock pinned. Each generated request carries a bearer token of the role under test:
 `assembly-mesa` reaches most writes; an `auditor` reads everything and may record nothing (403 on every write).
 
