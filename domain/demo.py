@@ -179,18 +179,23 @@ def _communicate(app: Tramita, case: str, subject: str, day: date) -> None:
                                    document=f"Ofício {subject} {recipient}")
 
 
+def voters_creation(app: Tramita, on: date, code: str, name: str, *, area_km2: str, voters: int, first_title: int,
+                    zone: str) -> str:
+    """Art. 8: the Mesa files a voters' representation for a creation from one municipality; the case number."""
+    signatures = [{"title": make_voter_title(f"{first_title + n:08d}", "24"), "zone": zone,
+                   "section": str(n % 7 + 1), "area": code} for n in range(voters)]
+    return app.open_case(MESA, on, kind="creation", municipalities=[code], proposed_name=name, signatures=signatures,
+                         areas=[{"municipality": code, "area_km2": area_km2, "description": name}]).number
+
+
 def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
     """Case 2: a voters' creation petition from Feijó in 2026, stopped at its law by the federal gate."""
     app.record_figure(FEIJO, SEFAZ, date(2026, 3, 2), figure="revenue", value="9000000.00",
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
     app.record_figure(FEIJO, IBGE, date(2026, 3, 2), figure="buildings", value=4200,
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
-    signatures = [{"title": make_voter_title(f"{10000000 + n:08d}", "24"), "zone": "5", "section": str(n % 7 + 1),
-                   "area": FEIJO} for n in range(32)]
-    opened = app.open_case(MESA, date(2026, 3, 2), kind="creation", municipalities=[FEIJO],
-                           areas=[{"municipality": FEIJO, "area_km2": "1900", "description": "Vila Tarumã"}],
-                           proposed_name="Vila Tarumã", signatures=signatures)
-    case = opened.number
+    case = voters_creation(app, date(2026, 3, 2), FEIJO, "Vila Tarumã", area_km2="1900", voters=32,
+                           first_title=10000000, zone="5")
     say(f"{case}: voters' representation (32 signatures, Art. 8) opened; Feijó frozen (Art. 38); "
         f"impediment: cf-art-18-par-4")
     answers = {"ibge": date(2026, 3, 20), "tre": date(2026, 3, 23), "sefaz": date(2026, 3, 25),
@@ -238,12 +243,8 @@ def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> st
 def awaiting_answers_2026(app: Tramita, say: Callable[[str], None]) -> str:
     """Case 4: a voters' creation from Tarauacá whose requisitions were received on Thu 2026-10-08 (answers due
     Mon 2026-11-09: 30 days end on Sat 11-07) and never answered; the IBGE refused its requisition (Art. 10 §1)."""
-    signatures = [{"title": make_voter_title(f"{30000000 + n:08d}", "24"), "zone": "9", "section": str(n % 5 + 1),
-                   "area": TARAUACA} for n in range(31)]
-    opened = app.open_case(MESA, date(2026, 10, 1), kind="creation", municipalities=[TARAUACA],
-                           areas=[{"municipality": TARAUACA, "area_km2": "2100", "description": "Foz do Muru"}],
-                           proposed_name="Foz do Muru", signatures=signatures)
-    case = opened.number
+    case = voters_creation(app, date(2026, 10, 1), TARAUACA, "Foz do Muru", area_km2="2100", voters=31,
+                           first_title=30000000, zone="9")
     ibge, tre = (app.issue_requisition(case, MESA, date(2026, 10, 5), body=body, items=["art-4"]).result
                  for body in ("ibge", "tre"))
     for requisition in (ibge, tre):
