@@ -29,7 +29,7 @@ DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE
 
 
 class TramitaApi(Api):
-    """flask-smorest's Api whose error responses are problem+json, documented as such."""
+    """flask-smorest's Api whose error responses are documented as problem+json (`errors.register` makes them so)."""
 
     ERROR_SCHEMA = ProblemSchema
 
@@ -43,9 +43,6 @@ class TramitaApi(Api):
         response = {"description": "Any other error", "schema": self.ERROR_SCHEMA}
         prepare_response(response, self.spec, PROBLEM_JSON)
         self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
-
-    def handle_http_exception(self, error):  # noqa: ANN001, ANN201 - flask-smorest's hook
-        return errors.http_exception_problem(error)
 
 
 class JSONProvider(DefaultJSONProvider):

@@ -17,6 +17,7 @@ from flask import Flask, Response
 from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
+from domain.application import ConcurrentActError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
     InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, StaleVersionError,
@@ -114,16 +115,13 @@ def register(app: Flask) -> None:
         401, str(e), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
     app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(
         422, str(e), kind="idempotency-key-reused", field="Idempotency-Key"))
+    app.register_error_handler(ConcurrentActError, lambda e: problem(409, str(e), kind="concurrent-act"))
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 
 
 def _unexpected(error: Exception) -> Response:
-    """Anything else: logged with its traceback, answered 500 without internals; the act was not recorded."""
-    from domain.application import ConcurrentActError
-
-    if isinstance(error, ConcurrentActError):
-        return problem(409, str(error), kind="concurrent-act")
+    """Anything else: logged with its traceback, answered 500 without internals."""
     log.exception("unexpected error")
     return problem(500, "an unexpected error occurred and was logged; an act is saved whole or not at all, so read "
                    "the case before retrying (or retry with the same Idempotency-Key)", kind="internal-error")

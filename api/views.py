@@ -78,9 +78,10 @@ def verify_case(case_ref: str):  # noqa: ANN201
     "export offline)"))
 @errors_doc([401, 404], summary="The whole case file as JSON Lines, verifiable offline")
 def export_case(case_ref: str) -> Response:
-    lines = [json.dumps(line, ensure_ascii=False, sort_keys=True) for line in tramita().export_lines(case_ref)]
-    number = json.loads(lines[0])["number"] if lines else case_ref
-    return Response("\n".join(lines) + "\n", mimetype="application/jsonl",
+    documents = list(tramita().export_lines(case_ref))  # the first is the petition, which carries the number
+    lines = "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in documents)
+    number = documents[0]["number"]
+    return Response(lines, mimetype="application/jsonl",
                     headers={"Content-Disposition": f'attachment; filename="{number}.jsonl"'})
 
 

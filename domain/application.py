@@ -670,28 +670,23 @@ class Tramita(Application):
         """
         case = self.get_case(case_ref)
         ctx = self.system_context(actor)
-        raised = []
-        for key, deadline in case.deadlines.items():
-            kind = alert_due(deadline, ctx.today, thresholds)
-            if kind is None or self._get_or_none(Alert.id_for(case.id, key, kind)) is not None:
-                continue
-            try:
-                self.save(Alert.raise_for(ctx, case_id=case.id, case_number=case.number, key=key,
-                                          deadline=deadline, kind=kind))
-            except IntegrityError:  # another scheduler recorded it between the look and the save
-                continue
-            raised.append(Alert.id_for(case.id, key, kind))
-        for breach in case.breaches:  # Art. 10 §1: each refusal raises its alert once
-            alert = Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,
-                                       answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))
-            if self._get_or_none(alert.id) is not None:
-                continue
-            try:
-                self.save(alert)
-            except IntegrityError:  # another scheduler recorded it between the look and the save
-                continue
-            raised.append(alert.id)
-        return raised
+        due = [Alert.raise_for(ctx, case_id=case.id, case_number=case.number, key=key, deadline=deadline, kind=kind)
+               for key, deadline in case.deadlines.items()
+               if (kind := alert_due(deadline, ctx.today, thresholds)) is not None]
+        due += [Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,  # Art. 10 §1
+                                   answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))
+                for breach in case.breaches]
+        return [alert.id for alert in due if self._saved_once(alert)]
+
+    def _saved_once(self, alert: Alert) -> bool:
+        """Save the alert unless its id is already recorded (by an earlier scan, or another scheduler meanwhile)."""
+        if self._get_or_none(alert.id) is not None:
+            return False
+        try:
+            self.save(alert)
+        except IntegrityError:  # another scheduler recorded it between the look and the save
+            return False
+        return True
 
     def get_alert(self, alert_id: UUID) -> Alert:
         alert = self._get_or_none(alert_id)
@@ -713,7 +708,7 @@ class Tramita(Application):
 
     def token_roles(self) -> list[str]:
         """The roles a token may have: the bodies the competence tables name today, and the auditors."""
-        return competent_roles(self.statute, self.system_context(SYSTEM_ACTOR).today)
+        return competent_roles(self.statute, self.today())
 
     def issue_token(self, issuer: Actor, *, name: str, role: str, municipality: str | None = None) -> IssuedToken:
         """Issue a bearer token for a competent body; the token is returned once, only its hash is stored."""
@@ -746,7 +741,7 @@ class Tramita(Application):
 
         The act itself checks again, on its legal date and for the case's kind and municipality.
         """
-        article, bodies = bodies_competent_for(self.statute, self.system_context(actor).today, act)
+        article, bodies = bodies_competent_for(self.statute, self.today(), act)
         if actor.role not in bodies:
             raise IncompetentBodyError(article, f"{act} is recorded by {' or '.join(bodies)}; "
                                        f"{actor.role} is not the competent body", competent=bodies, role=actor.role)
