@@ -1,0 +1,233 @@
+"""C2SP signed notes and checkpoints, with Ed25519 keys in the formats of Go's `golang.org/x/mod/sumdb/note`.
+
+- key hash: the first 4 bytes of SHA-256(name ‖ "\\n" ‖ 0x01 ‖ the 32-byte public key), read big-endian;
+- verifier key: `<name>+<8 hex digits of the key hash>+<base64(0x01 ‖ public key)>`;
+- signer key (the private key file): `PRIVATE+KEY+<name>+<8 hex digits>+<base64(0x01 ‖ 32-byte seed)>`;
+- signed note: the text (UTF-8, each line ending in a newline), a blank line, then one line per signature,
+  `— <name> <base64(4-byte key hash ‖ 64-byte Ed25519 signature of the text)>` (U+2014, a space);
+- checkpoint (C2SP tlog-checkpoint) text: the origin, the tree size in decimal, the root hash in standard padded
+  base64, each on its own line; tramita writes no extension lines.
+
+Standard verifiers of those formats (Go's note package, transparency-dev's checkpoint tools) accept what this
+module signs; `tests/test_audit_notes.py` checks it against the Go package's published example.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+ALGORITHM_ED25519 = 0x01
+SIGNATURE_PREFIX = "\u2014 "
+#: What an event signature signs, before the event's 56-byte leaf entry (the NUL keeps it apart from note texts).
+EVENT_SIGNATURE_CONTEXT = b"tramita/event-signature/v1\x00"
+
+
+class NoteError(ValueError):
+    """A key, note or checkpoint that is malformed, or a signature that does not verify."""
+
+
+def _valid_name(name: str) -> bool:
+    return bool(name) and "+" not in name and not any(c.isspace() for c in name) and name.isprintable()
+
+
+def key_hash(name: str, public_key: bytes) -> int:
+    """The 32-bit key hash of Go's note package: SHA-256(name ‖ "\\n" ‖ 0x01 ‖ public key)[:4], big-endian."""
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + bytes([ALGORITHM_ED25519]) + public_key).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def _b64decode(text: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise NoteError(f"{what} is not standard base64") from None
+
+
+@dataclass(frozen=True)
+class Verifier:
+    """A public key with its name: checks signatures of notes and of events."""
+
+    name: str
+    public_key: bytes
+
+    @property
+    def hash(self) -> int:
+        return key_hash(self.name, self.public_key)
+
+    @property
+    def hash_bytes(self) -> bytes:
+        return self.hash.to_bytes(4, "big")
+
+    def __str__(self) -> str:
+        """The verifier key: `<name>+<hash>+<base64(0x01 ‖ public key)>`."""
+        material = base64.b64encode(bytes([ALGORITHM_ED25519]) + self.public_key).decode("ascii")
+        return f"{self.name}+{self.hash:08x}+{material}"
+
+    @classmethod
+    def parse(cls, text: str) -> Verifier:
+        """A verifier key in the note package's format (the base64 may itself hold a '+')."""
+        parts = text.strip().split("+", 2)
+        if len(parts) != 3 or not _valid_name(parts[0]) or not re.fullmatch(r"[0-9a-f]{8}", parts[1]):
+            raise NoteError("not a verifier key (<name>+<8 hex digits>+<base64 key>)")
+        material = _b64decode(parts[2], "the verifier key's material")
+        if len(material) != 33 or material[0] != ALGORITHM_ED25519:
+            raise NoteError("the verifier key is not an Ed25519 key (0x01 followed by 32 bytes)")
+        verifier = cls(parts[0], material[1:])
+        if verifier.hash != int(parts[1], 16):
+            raise NoteError(f"the verifier key's hash {parts[1]} does not match its name and key")
+        return verifier
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        try:
+            Ed25519PublicKey.from_public_bytes(self.public_key).verify(signature, message)
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+
+class Signer:
+    """An Ed25519 private key with its name (the log's origin)."""
+
+    def __init__(self, name: str, seed: bytes) -> None:
+        if not _valid_name(name):
+            raise NoteError(f"{name!r} is not a key name (no spaces, no '+')")
+        if len(seed) != 32:
+            raise NoteError("an Ed25519 seed is 32 bytes")
+        self.name = name
+        self._key = Ed25519PrivateKey.from_private_bytes(seed)
+        public = self._key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        self.verifier = Verifier(name, public)
+
+    @classmethod
+    def generate(cls, name: str) -> Signer:
+        return cls(name, Ed25519PrivateKey.generate().private_bytes_raw())
+
+    @classmethod
+    def parse(cls, text: str) -> Signer:
+        """A signer key: `PRIVATE+KEY+<name>+<hash>+<base64(0x01 ‖ seed)>`."""
+        parts = text.strip().split("+", 4)
+        if len(parts) != 5 or parts[:2] != ["PRIVATE", "KEY"] or not re.fullmatch(r"[0-9a-f]{8}", parts[3]):
+            raise NoteError("not a signer key (PRIVATE+KEY+<name>+<8 hex digits>+<base64 key>)")
+        material = _b64decode(parts[4], "the signer key's material")
+        if len(material) != 33 or material[0] != ALGORITHM_ED25519:
+            raise NoteError("the signer key is not an Ed25519 key (0x01 followed by a 32-byte seed)")
+        signer = cls(parts[2], material[1:])
+        if signer.verifier.hash != int(parts[3], 16):
+            raise NoteError(f"the signer key's hash {parts[3]} does not match its name and key")
+        return signer
+
+    def __str__(self) -> str:
+        material = base64.b64encode(bytes([ALGORITHM_ED25519]) + self._key.private_bytes_raw()).decode("ascii")
+        return f"PRIVATE+KEY+{self.name}+{self.verifier.hash:08x}+{material}"
+
+    def __repr__(self) -> str:  # never the seed
+        return f"Signer({self.verifier})"
+
+    def sign(self, message: bytes) -> bytes:
+        return self._key.sign(message)
+
+    def sign_note(self, text: str) -> str:
+        """The signed note: the text, a blank line, and this key's signature line."""
+        _require_text(text)
+        signature = base64.b64encode(self.verifier.hash_bytes + self.sign(text.encode("utf-8"))).decode("ascii")
+        return f"{text}\n{SIGNATURE_PREFIX}{self.name} {signature}\n"
+
+    def sign_event(self, entry: bytes) -> str:
+        """An event's signature: base64(key hash ‖ Ed25519 signature of the context string ‖ its leaf entry)."""
+        return base64.b64encode(self.verifier.hash_bytes + self.sign(EVENT_SIGNATURE_CONTEXT + entry)).decode()
+
+
+def _require_text(text: str) -> None:
+    if not text.endswith("\n") or "\n\n" in text or text.startswith("\n"):
+        raise NoteError("a note's text is non-empty lines, each ending in a newline")
+    if any(c != "\n" and not c.isprintable() for c in text):
+        raise NoteError("a note's text holds only printable characters and newlines")
+
+
+@dataclass(frozen=True)
+class SignedNote:
+    text: str
+    signatures: tuple[tuple[str, bytes], ...]
+    """(key name, 4-byte key hash ‖ signature) of each signature line."""
+
+    @classmethod
+    def parse(cls, note: str) -> SignedNote:
+        text, sep, block = note.rpartition("\n\n")
+        if not sep or not block.endswith("\n"):
+            raise NoteError("not a signed note (text, a blank line, signature lines)")
+        text += "\n"
+        _require_text(text)
+        signatures = []
+        for line in block[:-1].split("\n"):
+            if not line.startswith(SIGNATURE_PREFIX):
+                raise NoteError(f"not a signature line: {line[:40]!r}")
+            name, _, blob = line[len(SIGNATURE_PREFIX):].partition(" ")
+            raw = _b64decode(blob, "a signature")
+            if not _valid_name(name) or len(raw) < 5:
+                raise NoteError(f"not a signature line: {line[:40]!r}")
+            signatures.append((name, raw))
+        return cls(text, tuple(signatures))
+
+    def verified_by(self, verifier: Verifier) -> bool:
+        """Some signature line is this key's and verifies over the text."""
+        message = self.text.encode("utf-8")
+        return any(name == verifier.name and raw[:4] == verifier.hash_bytes and verifier.verify(message, raw[4:])
+                   for name, raw in self.signatures)
+
+
+def open_note(note: str, verifier: Verifier) -> str:
+    """The text of a note signed by `verifier`; NoteError otherwise."""
+    parsed = SignedNote.parse(note)
+    if not parsed.verified_by(verifier):
+        raise NoteError(f"the note carries no valid signature by {verifier.name}+{verifier.hash:08x}")
+    return parsed.text
+
+
+def verify_event_signature(verifier: Verifier, entry: bytes, signature: str) -> bool:
+    try:
+        raw = base64.b64decode(signature, validate=True)
+    except (binascii.Error, ValueError, TypeError):
+        return False
+    return len(raw) == 68 and raw[:4] == verifier.hash_bytes and verifier.verify(EVENT_SIGNATURE_CONTEXT + entry,
+                                                                                 raw[4:])
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A C2SP tlog-checkpoint body: origin, tree size, root hash."""
+
+    origin: str
+    size: int
+    root: bytes
+
+    def text(self) -> str:
+        return f"{self.origin}\n{self.size}\n{base64.b64encode(self.root).decode('ascii')}\n"
+
+    @classmethod
+    def parse(cls, text: str) -> Checkpoint:
+        lines = text.split("\n")
+        if len(lines) < 4 or lines[-1] != "":
+            raise NoteError("a checkpoint has at least three lines: origin, size, root hash")
+        origin, size, root = lines[0], lines[1], lines[2]
+        if not origin or not re.fullmatch(r"0|[1-9][0-9]{0,19}", size):
+            raise NoteError("a checkpoint's second line is the tree size in decimal")
+        digest = _b64decode(root, "the checkpoint's root hash")
+        if len(digest) != 32:
+            raise NoteError("a checkpoint's root hash is 32 bytes")
+        return cls(origin, int(size), digest)
+
+
+def open_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
+    """The checkpoint in a note signed by `verifier`, whose origin is the key's name."""
+    checkpoint = Checkpoint.parse(open_note(note, verifier))
+    if checkpoint.origin != verifier.name:
+        raise NoteError(f"the checkpoint's origin {checkpoint.origin!r} is not the key's name {verifier.name!r}")
+    return checkpoint
