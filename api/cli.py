@@ -26,21 +26,47 @@ def database_url() -> str:
 
 
 def build_application(url: str | None = None, *, create_table: bool | None = None,
-                      clock: Callable[[], datetime] = system_clock):  # noqa: ANN201
-    """The one place where the store, the clock and the statute are wired together.
+                      clock: Callable[[], datetime] = system_clock, signing: bool = True,
+                      read_only: bool = False):  # noqa: ANN201
+    """The one place where the store, the clock, the statute and the signing key are wired together.
 
     Event tables are created by `tramita migrate`; on PostgreSQL no other command creates them (concurrent
-    workers creating them race), on SQLite and in memory every command may (one file, one writer).
+    workers creating them race), on SQLite and in memory every command may (one file, one writer). With
+    `read_only` nothing is created: a SQLite file that does not exist is refused (StoreMissingError). With
+    `signing`, the key `TRAMITA_SIGNING_KEY` names (if set) signs every event stored.
     """
+    from audit.keys import signer_from
     from domain.application import Tramita, persistence_env
 
     url = url or database_url()
     if create_table is None:
-        create_table = not url.startswith(("postgresql://", "postgres://"))
+        create_table = not url.startswith(("postgresql://", "postgres://")) and not read_only
     env = persistence_env(url, create_table=create_table)
     if "SQLITE_DBNAME" in env:
-        Path(env["SQLITE_DBNAME"]).parent.mkdir(parents=True, exist_ok=True)
-    return Tramita(env, clock=clock)
+        path = Path(env["SQLITE_DBNAME"])
+        if read_only and not path.is_file():
+            raise StoreMissingError(f"TRAMITA_DATABASE_URL: there is no database at {path} (nothing was created)")
+        if not read_only:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    elif read_only and env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+        raise StoreMissingError("TRAMITA_DATABASE_URL: memory:// holds nothing outside the process that made it")
+    return Tramita(env, clock=clock, signer=signer_from(os.environ) if signing else None)
+
+
+class StoreMissingError(Exception):
+    """A read-only command was pointed at a store that does not exist."""
+
+
+def build_audit(app, store, *, key: str | None = None):  # noqa: ANN001, ANN201
+    """The audit service over an application and its database: the tree, the signer, the trusted verifier key
+    (`key`, else TRAMITA_VERIFIER_KEY, else the signing key's), the witnesses (TRAMITA_WITNESS_DIR/_URL)."""
+    from audit.keys import trusted_verifier
+    from audit.log import AuditLog
+    from audit.service import Audit
+    from audit.witness import witnesses_from
+
+    return Audit(app, AuditLog(app, store), app.signer, trusted_verifier(os.environ, key, app.signer),
+                 witnesses_from(os.environ))
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
@@ -81,15 +107,73 @@ def _detail(row: dict) -> str:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    app = build_application()
-    reports = [app.verify(args.case)] if args.case else app.verify_all()
-    bad = [r for r in reports if not r.ok]
-    for report in reports if args.case or bad else []:
-        verdict = "ok" if report.ok else (f"ALTERED at event {report.first_bad_version} "
-                                          f"({report.first_bad_type}): {report.reason}")
-        print(f"{report.label}: {report.events} events, {verdict}")
-    print(f"verified {len(reports)} chains: {len(reports) - len(bad)} intact, {len(bad)} altered")
-    return 1 if bad else 0
+    """Verify the store (read only): chains, the tree against every checkpoint, signatures; exit 1 on tampering."""
+    from audit import report
+    from projections.store import open_store
+
+    url = database_url()
+    app = build_application(url, signing=False, read_only=True)
+    audit = build_audit(app, open_store(url), key=args.key)
+    if args.receipt:
+        problems = audit.check_receipt(report.read_receipt(args.receipt))
+        print(report.receipt_verdict(args.receipt, problems))
+        return 1 if problems else 0
+    if args.case:
+        checked = audit.verify_case(args.case)
+        print(report.case_verdict(checked))
+        return 0 if checked["ok"] else 1
+    verdict = audit.verify(external=report.read_checkpoints(args.checkpoint or []),
+                           all_signatures=args.all_signatures)
+    print(json.dumps(verdict.as_dict(), ensure_ascii=False, indent=2) if args.json else report.store_verdict(verdict))
+    return 0 if verdict.ok else 1
+
+
+def cmd_keys_init(args: argparse.Namespace) -> int:
+    """Make the deployment's Ed25519 signing key (0600), named after the log's origin."""
+    from audit.keys import create_signing_key, origin_from
+
+    path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
+    if not path:
+        raise ValueError("TRAMITA_SIGNING_KEY: set it to the path of the key file to create (outside the database)")
+    signer = create_signing_key(path, args.origin or origin_from(os.environ))
+    print(f"signing key written to {path} (mode 0600). The verifier key, for auditors and witnesses:")
+    print(signer.verifier)
+    return 0
+
+
+def cmd_keys_show(args: argparse.Namespace) -> int:
+    """Print the verifier key of the deployment's signing key."""
+    from audit.keys import signer_from
+
+    signer = signer_from(os.environ)
+    if signer is None:
+        raise ValueError("TRAMITA_SIGNING_KEY is not set: there is no signing key to show")
+    print(signer.verifier)
+    return 0
+
+
+def cmd_checkpoint(args: argparse.Namespace) -> int:
+    """Sign a checkpoint of the log as it now stands and print it; refuse (exit 1) when it contradicts one
+    signed before."""
+    from audit.log import TamperAlarm
+    from projections.store import open_store
+
+    url = database_url()
+    app = build_application(url, read_only=True)
+    audit = build_audit(app, open_store(url))
+    try:
+        signed = audit.sign_checkpoint(lambda event, **fields: print(json.dumps({"event": event, **fields}),
+                                                                     file=sys.stderr))
+    except TamperAlarm as alarm:
+        print("tramita: TAMPER ALARM: the log refuses to sign a checkpoint:", file=sys.stderr)
+        for finding in alarm.findings:
+            print(f"  - {finding}", file=sys.stderr)
+        return 1
+    if not signed.new:
+        print(f"the log has not grown since the checkpoint of size {signed.checkpoint.size} "
+              f"(signed {signed.checkpoint.signed_at}):", file=sys.stderr)
+    print(signed.checkpoint.note, end="")
+    return 0
 
 
 def build_projector(app, names: Sequence[str] | None = None, **options):  # noqa: ANN001, ANN201
@@ -253,9 +337,27 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--as-of", help="legal date YYYY-MM-DD")
     replay.add_argument("--json", action="store_true", help="print JSON")
     replay.set_defaults(run=cmd_replay)
-    verify = commands.add_parser("verify", help="recompute hash chains; exit 1 if any was altered")
-    verify.add_argument("case", nargs="?", help="case number or id (default: every chain)")
+    verify = commands.add_parser("verify", help="verify the store (chains, Merkle tree, checkpoints, signatures); "
+                                 "exit 1 on tampering")
+    verify.add_argument("case", nargs="?", help="case number or id (default: the whole store)")
+    verify.add_argument("--checkpoint", action="append", metavar="FILE",
+                        help="a checkpoint kept outside the store (a file, or a folder of them); repeatable")
+    verify.add_argument("--key", help="the verifier key to trust (or a file holding it); default "
+                        "TRAMITA_VERIFIER_KEY, else the signing key's")
+    verify.add_argument("--receipt", metavar="FILE", help="check one act's signed receipt against the store")
+    verify.add_argument("--all-signatures", action="store_true",
+                        help="check every event's signature, also those a checkpoint covers")
+    verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
     verify.set_defaults(run=cmd_verify)
+    keys = commands.add_parser("keys", help="the signing key of the log (TRAMITA_SIGNING_KEY)")
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True)
+    init = keys_commands.add_parser("init", help="make the Ed25519 signing key (file created 0600)")
+    init.add_argument("--origin", help="the log's origin, the key's name (default TRAMITA_LOG_ORIGIN, "
+                      "else localhost/tramita)")
+    init.set_defaults(run=cmd_keys_init)
+    keys_commands.add_parser("show", help="print the verifier key").set_defaults(run=cmd_keys_show)
+    commands.add_parser("checkpoint", help="sign a checkpoint of the log now and print it (exit 1: tamper alarm)"
+                        ).set_defaults(run=cmd_checkpoint)
     commands.add_parser("migrate", help="create the event store's and the projections' tables (once)"
                         ).set_defaults(run=cmd_migrate)
     project = commands.add_parser("project", help="keep the projections current (stops on SIGTERM / Ctrl-C)")
@@ -298,6 +400,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from audit.keys import SigningKeyError
+    from audit.service import NotSignedError
+    from audit.verify import StoreEmptyError
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
     from projections.store import NotMigratedError
 
@@ -305,9 +410,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
-            ValueError) as error:
+            SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, ValueError) as error:
         print(f"tramita: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if not _is_database_error(error):
+            raise
+        print(f"tramita: cannot read the store ({type(error).__name__}: {str(error).strip().splitlines()[0]})",
+              file=sys.stderr)
+        return 2
+
+
+def _is_database_error(error: BaseException) -> bool:
+    """The database is unreachable, or is not a tramita store (no tables): said plainly, not as a traceback."""
+    import sqlite3
+
+    from eventsourcing.persistence import PersistenceError
+
+    kinds: tuple[type[BaseException], ...] = (sqlite3.Error, PersistenceError)
+    try:
+        import psycopg
+
+        kinds += (psycopg.Error,)
+    except ImportError:
+        pass
+    return isinstance(error, kinds)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import binascii
 import hashlib
 import re
 from dataclasses import dataclass
+from uuid import UUID
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -28,6 +29,7 @@ ALGORITHM_ED25519 = 0x01
 SIGNATURE_PREFIX = "\u2014 "
 #: What an event signature signs, before the event's 56-byte leaf entry (the NUL keeps it apart from note texts).
 EVENT_SIGNATURE_CONTEXT = b"tramita/event-signature/v1\x00"
+ZERO_HASH = bytes(32)
 
 
 class NoteError(ValueError):
@@ -231,3 +233,15 @@ def open_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
     if checkpoint.origin != verifier.name:
         raise NoteError(f"the checkpoint's origin {checkpoint.origin!r} is not the key's name {verifier.name!r}")
     return checkpoint
+
+
+def entry_of(originator_id: UUID, version: int, chain_hash: str) -> bytes:
+    """An event's 56-byte leaf entry: its aggregate id (16 bytes, `UUID.bytes`) ‖ its version (8 bytes, unsigned
+    big-endian) ‖ its chain hash (32 bytes). A hash that is not 64 hex digits counts as 32 zero bytes."""
+    try:
+        digest = bytes.fromhex(chain_hash)
+    except (TypeError, ValueError):
+        digest = b""
+    if len(digest) != 32:
+        digest = ZERO_HASH
+    return originator_id.bytes + version.to_bytes(8, "big") + digest

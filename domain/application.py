@@ -22,9 +22,10 @@ from uuid import UUID, uuid5
 from zoneinfo import ZoneInfo
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Transcoding
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoding
 from eventsourcing.utils import get_topic
 
+from audit.notes import Signer, entry_of
 from domain import chain
 from domain.acts import ActContext, Actor, ChainedAggregate, require_date
 from domain.alerts import Alert, alert_due
@@ -57,6 +58,26 @@ class DateAsISO(Transcoding):
 
     def decode(self, data: str) -> date:
         return date.fromisoformat(data)
+
+
+class SigningMapper(Mapper):
+    """Stores every event with the application's signature over its leaf entry, made when it is recorded.
+
+    The signature is a stored member of the event (`signature`) that the chain hash leaves out (domain/chain.py),
+    so events recorded before a key existed keep their hashes, and the log commits to the same entries with or
+    without it. See docs/audit.md, "Event signatures".
+    """
+
+    def __init__(self, mapper: Mapper, signer: Signer) -> None:
+        super().__init__(mapper.transcoder, mapper.compressor, mapper.cipher)
+        self.signer = signer
+
+    def to_stored_event(self, domain_event: Any) -> Any:
+        chain_hash = getattr(domain_event, "hash", None)
+        if chain_hash:
+            entry = entry_of(domain_event.originator_id, domain_event.originator_version, chain_hash)
+            object.__setattr__(domain_event, "signature", self.signer.sign_event(entry))
+        return super().to_stored_event(domain_event)
 
 
 class ConcurrentActError(Exception):
@@ -245,6 +266,20 @@ class Acted:
     result: Any = None
     #: True when an `Idempotency-Key` retry was answered from the receipt of the original act.
     replayed: bool = False
+    #: The aggregate's last event as stored: its chain hash, its notification id and when it was recorded (None
+    #: for a replayed retry until read back), for the signed receipt of the act.
+    hash: str | None = None
+    notification_id: int | None = None
+    recorded_at: datetime | None = None
+
+    def stored(self, recordings: list[Any]) -> Acted:
+        """Fill in how the aggregate's last event was stored, from the save's recordings."""
+        for recording in recordings:
+            event = recording.domain_event
+            if event.originator_id == self.case_id and event.originator_version == self.version:
+                self.hash, self.recorded_at = event.hash, event.timestamp
+                self.notification_id = recording.notification.id
+        return self
 
 
 class _ReceiptFound(Exception):
@@ -266,11 +301,18 @@ class Tramita(Application):
     env = {"AGGREGATE_CACHE_MAXSIZE": "5000", "COMPRESSOR_TOPIC": "", "CIPHER_TOPIC": ""}
 
     def __init__(self, env: dict[str, str] | None = None, *, clock: Callable[[], datetime],
-                 statute: Statute | None = None, calendar: Calendar | None = None) -> None:
+                 statute: Statute | None = None, calendar: Calendar | None = None,
+                 signer: Signer | None = None) -> None:
+        #: The deployment's signing key: every event is stored with its signature (None: events unsigned).
+        self.signer = signer
         super().__init__(env)
         self.clock = clock
         self.statute = statute or shipped_statute()
         self.calendar = calendar or Calendar()
+
+    def construct_mapper(self) -> Mapper:
+        mapper = super().construct_mapper()
+        return SigningMapper(mapper, self.signer) if self.signer is not None else mapper
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -321,8 +363,7 @@ class Tramita(Application):
             ctx = self.context(actor, occurred_on)
             others = command(case, ctx) or []
             acted = Acted(case.id, case.number, case.version, result())
-            self.save(case, *others, *self._receipts(ctx, acted))
-            return acted
+            return acted.stored(self.save(case, *others, *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
 
@@ -387,8 +428,8 @@ class Tramita(Application):
             for m in registry.values():
                 m.require_existing(ctx, case.article_of_opening)
             acted = Acted(case.id, number, case.version)
-            self.save(numbering, case, *(registry[code] for code in case.frozen), *self._receipts(ctx, acted))
-            return acted
+            return acted.stored(self.save(numbering, case, *(registry[code] for code in case.frozen),
+                                                *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
 
@@ -619,8 +660,7 @@ class Tramita(Application):
             ctx = self.context(actor, occurred_on)
             municipality.record_figure(ctx, figure, value, as_of, source)
             acted = Acted(municipality.id, code, municipality.version)
-            self.save(municipality, *self._receipts(ctx, acted))
-            return acted
+            return acted.stored(self.save(municipality, *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
 
@@ -930,7 +970,7 @@ CASE_DOCUMENT_FIELDS = (
 def event_row(event: Any) -> dict[str, Any]:
     """One event as a timeline row (shared by the CLI, the API and exports)."""
     common = {"originator_id", "originator_version", "timestamp", "occurred_on", "actor", "article",
-              "rule_versions", "prev_hash", "hash", "originator_topic"}
+              "rule_versions", "prev_hash", "hash", "originator_topic", "signature"}
     return {
         "sequence": event.originator_version,
         "type": type(event).__qualname__,
@@ -942,6 +982,7 @@ def event_row(event: Any) -> dict[str, Any]:
         "payload": {k: v for k, v in vars(event).items() if k not in common},
         "prev_hash": event.prev_hash,
         "hash": event.hash,
+        "signature": getattr(event, "signature", None),
     }
 
 

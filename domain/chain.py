@@ -1,7 +1,8 @@
 """The per-aggregate hash chain: a SHA-256 over a canonical encoding of each event and its predecessor's hash.
 
 Recipe (documented in the README so that an auditor can check an export offline):
-1. take every stored field of the event except `hash` and `originator_topic`, plus `type` (the event
+1. take every stored field of the event except `hash`, `originator_topic` and `signature` (the application's
+   signature over the event's log entry, added when it is stored: docs/audit.md), plus `type` (the event
    class's qualified name, e.g. `Case.PetitionFiled`); `prev_hash` is one of the fields;
 2. encode it as JSON with sorted keys, no spaces (`,` and `:`), UTF-8 (not ASCII-escaped), where a date is
    `{"$date": "YYYY-MM-DD"}`, a timestamp `{"$datetime": ISO-8601}`, a decimal `{"$decimal": "1.5"}`,
@@ -19,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 GENESIS = "0" * 64
-EXCLUDED_FIELDS = ("hash", "originator_topic")
+EXCLUDED_FIELDS = ("hash", "originator_topic", "signature")
 
 
 def canonical_value(value: Any) -> Any:
@@ -63,10 +64,19 @@ def hash_of(event: Any) -> str:
     return event_hash(type(event).__qualname__, vars(event))
 
 
-def export_document(event: Any) -> dict[str, Any]:
-    """One line of an export: the canonical document the hash is taken over (recipe step 1), plus `hash`.
+#: The members of an export line that its hash does not cover.
+UNHASHED_MEMBERS = ("hash", "signature", "proof")
 
-    Offline check: drop `hash`, encode the rest as in step 2, SHA-256 it and compare; each line's `prev_hash`
-    is the previous line's `hash` (the first line's is 64 zeros).
+
+def export_document(event: Any) -> dict[str, Any]:
+    """One line of an export: the canonical document the hash is taken over (recipe step 1), plus `hash` and,
+    when the event was signed, `signature`.
+
+    Offline check: drop the unhashed members (`hash`, `signature`, `proof`), encode the rest as in step 2,
+    SHA-256 it and compare; each line's `prev_hash` is the previous line's `hash` (the first line's is 64 zeros).
     """
-    return {**canonical_document(type(event).__qualname__, vars(event)), "hash": event.hash}
+    document = {**canonical_document(type(event).__qualname__, vars(event)), "hash": event.hash}
+    signature = getattr(event, "signature", None)
+    if signature is not None:
+        document["signature"] = signature
+    return document

@@ -19,6 +19,7 @@ from typing import Any
 
 from eventsourcing.utils import get_topic
 
+from audit.log import AuditLog, LogConflict
 from domain.application import Tramita
 from projections.rows import KINDS, OWNERS, ROWS
 from projections.schema import PROJECTIONS, TRACKING, Projection
@@ -81,8 +82,11 @@ class Projector:
     """Keeps some projections (default: all) current from the application's notification log."""
 
     def __init__(self, app: Tramita, store: Store, *, names: Iterable[str] | None = None,
-                 batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE) -> None:
+                 batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE, audit: bool | None = None) -> None:
         self.app, self.store = app, store
+        #: The Merkle log over every event (audit/log.py), kept by the projector that follows the whole log
+        #: (by default the one over every projection), one batch before the projections' batch.
+        self.audit_log = AuditLog(app, store) if (names is None if audit is None else audit) else None
         self.names = list(names) if names is not None else list(PROJECTIONS)
         unknown = [n for n in self.names if n not in PROJECTIONS]
         if unknown:
@@ -99,6 +103,8 @@ class Projector:
         """Create the tracking table and any projection's missing tables, and rebuild those whose tables were
         built from another definition; return the projections created and rebuilt."""
         created, stale = [], []
+        if self.audit_log is not None:
+            self.audit_log.migrate()
         with self.store.transaction() as tx:
             tx.execute(TRACKING)
             tracked = dict(tx.execute("SELECT projection, fingerprint FROM projection_tracking").fetchall())
@@ -116,7 +122,7 @@ class Projector:
                            "VALUES (?, 0, ?, ?)", (name, token, PROJECTIONS[name].fingerprint))
                 created.append(name)
         if stale:
-            Projector(self.app, self.store, names=stale, batch_size=self.batch_size).rebuild(progress)
+            Projector(self.app, self.store, names=stale, batch_size=self.batch_size, audit=False).rebuild(progress)
         return {"created": created, "rebuilt": stale}
 
     def positions(self) -> dict[str, int]:
@@ -148,6 +154,7 @@ class Projector:
         A batch that meets a moved position (another projector, a rebuild swapped in) is rolled back and read
         again from the positions now recorded.
         """
+        logged = self._append_to_log()
         for _ in range(CONFLICT_RETRIES):
             targets = self._targets()
             try:
@@ -155,7 +162,7 @@ class Projector:
                 if batch.count:
                     with self.store.transaction() as tx:
                         self._commit(tx, targets, batch)
-                return batch.count
+                return max(batch.count, logged)
             except TrackingConflict:
                 self._forget()
             except BaseException:
@@ -187,6 +194,15 @@ class Projector:
             failures = 0
             if covered == 0 and not stop.is_set():
                 wait(poll_seconds)
+
+    def _append_to_log(self) -> int:
+        """One batch of the Merkle log (none when this projector does not keep it, or its tables are not made)."""
+        if self.audit_log is None or not self.audit_log.exists():
+            return 0
+        try:
+            return self.audit_log.run_once()
+        except LogConflict:  # another writer appended first: the next call reads from where it got to
+            return 1
 
     def catch_up(self) -> int:
         """Process batches until the log is exhausted; return the notifications covered."""
@@ -304,7 +320,7 @@ class Projector:
                 tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
                            "VALUES (?, 0, ?, ?)", (name + REBUILD_SUFFIX, token, PROJECTIONS[name].fingerprint))
         builder = Projector(self.app, self.store, names=self.names, batch_size=self.batch_size,
-                            cache_size=self.cache_size)
+                            cache_size=self.cache_size, audit=False)
         total = self.app.recorder.max_notification_id() or 0
         targets = builder._targets(REBUILD_SUFFIX)
         done = 0

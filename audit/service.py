@@ -1,0 +1,268 @@
+"""The audit service: what the API, the CLI and the scheduler ask of the audit record, each in one call.
+
+It holds the application, the stored tree (`AuditLog`), the deployment's signer (None: nothing can be signed)
+and the verifier key verification trusts (given from outside; None: signatures cannot be checked).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from audit import merkle
+from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
+from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
+from audit.receipts import ActReceipt, case_head_text, sign_receipt
+from audit.verify import Finding, Verdict, verify_receipt, verify_store
+from audit.witness import Witness, WitnessError
+from domain import chain
+from domain.errors import CaseNotFoundError, InvalidActError
+
+LEGAL_TIMEZONE_NAME = "America/Rio_Branco"
+
+
+class NotSignedError(Exception):
+    """The log has no checkpoint (of that size), or this process has no signing key."""
+
+
+def b64(digest: bytes) -> str:
+    return base64.b64encode(digest).decode("ascii")
+
+
+@dataclass
+class Audit:
+    app: Any
+    log: AuditLog
+    signer: Signer | None = None
+    verifier: Verifier | None = None
+    witnesses: list[Witness] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ keys and checkpoints
+
+    @property
+    def verifier_key(self) -> str:
+        key = self.signer.verifier if self.signer else self.verifier
+        if key is None:
+            raise NotSignedError("this deployment has no signing key (TRAMITA_SIGNING_KEY)")
+        return str(key)
+
+    def latest_checkpoint(self) -> StoredCheckpoint:
+        found = self.log.checkpoint()
+        if found is None:
+            raise NotSignedError("no checkpoint has been signed yet")
+        return found
+
+    def checkpoint(self, size: int) -> StoredCheckpoint:
+        found = self.log.checkpoint(size)
+        if found is None:
+            raise NotSignedError(f"no checkpoint of size {size} was signed")
+        return found
+
+    def sign_checkpoint(self, log_line: Callable[..., None] | None = None) -> Signed:
+        """Catch up the tree, sign it unless it contradicts a checkpoint signed before (TamperAlarm), and hand
+        every checkpoint a witness has not received yet to it."""
+        if self.signer is None:
+            raise NotSignedError("no signing key: set TRAMITA_SIGNING_KEY (make one with `tramita keys init`)")
+        known = [note for witness in self.witnesses for _, note in witness.held()]
+        now = self.app.clock()
+        signed = self.log.sign_checkpoint(self.signer, signed_at=now, legal_date=self.app.today(), known=known)
+        self.deliver_to_witnesses(log_line)
+        return signed
+
+    def deliver_to_witnesses(self, log_line: Callable[..., None] | None = None) -> int:
+        """Hand each witness the checkpoints it has not received; return how many were delivered."""
+        delivered = 0
+        for witness in self.witnesses:
+            for checkpoint in self.log.unwitnessed(witness.name):
+                try:
+                    witness.deliver(checkpoint.size, checkpoint.note)
+                except WitnessError as error:
+                    if log_line:
+                        log_line("witness-failed", witness=witness.name, size=checkpoint.size, error=str(error))
+                    break
+                self.log.record_witnessed(checkpoint.size, witness.name, self.app.clock())
+                delivered += 1
+                if log_line:
+                    log_line("witnessed", witness=witness.name, size=checkpoint.size)
+        return delivered
+
+    # ------------------------------------------------------------------ receipts
+
+    def receipt(self, acted: Any) -> dict[str, Any] | None:
+        """The signed receipt of an act: its aggregate's last stored event (None without a signing key)."""
+        if self.signer is None:
+            return None
+        if acted.hash is None or acted.notification_id is None:  # a replayed retry: read the event back
+            event = self._event(acted.case_id, acted.version)
+            acted.hash, acted.recorded_at = event.hash, event.timestamp
+            leaf = self.log.leaf_of(acted.case_id, acted.version)
+            acted.notification_id = leaf.notification_id if leaf else self._notification_id(acted.case_id,
+                                                                                              acted.version)
+        receipt = ActReceipt(self.signer.name, acted.case_id, acted.version, acted.hash, acted.notification_id,
+                             acted.recorded_at)
+        return {**receipt.as_dict(), "note": sign_receipt(self.signer, receipt)}
+
+    def check_receipt(self, note: str) -> list[str]:
+        if self.verifier is None:
+            raise NotSignedError("no verifier key: give --key, or set TRAMITA_VERIFIER_KEY or TRAMITA_SIGNING_KEY")
+        return verify_receipt(self.app, note, self.verifier)
+
+    def _event(self, aggregate_id: UUID, version: int) -> Any:
+        events = list(self.app.events.get(aggregate_id, gt=version - 1, lte=version))
+        if not events:
+            raise CaseNotFoundError(f"no event {version} of {aggregate_id}")
+        return events[0]
+
+    def _notification_id(self, aggregate_id: UUID, version: int) -> int:
+        """The notification id of an event the tree has not reached yet: read from the log after its position."""
+        start = self.log.state()[1]
+        while notifications := self.app.recorder.select_notifications(start, 1000, inclusive_of_start=False):
+            for n in notifications:
+                if n.originator_id == aggregate_id and n.originator_version == version:
+                    return n.id
+            start = notifications[-1].id
+        raise CaseNotFoundError(f"event {version} of {aggregate_id} is not in the notification log")
+
+    # ------------------------------------------------------------------ proofs
+
+    def consistency(self, first: int, second: int) -> dict[str, Any]:
+        try:
+            proof = self.log.consistency(first, second)
+        except merkle.ProofError as error:
+            raise InvalidActError("to" if second > self.log.size else "from", str(error)) from None
+        return {"from": first, "to": second, "hashes": [b64(h) for h in proof],
+                "from_checkpoint": _note(self.log.checkpoint(first)), "to_checkpoint": _note(self.log.checkpoint(second))}
+
+    def inclusion(self, case_ref: str | UUID, version: int, size: int | None) -> dict[str, Any]:
+        """The inclusion proof of a case's event in the tree of `size` (default: the latest checkpoint's)."""
+        case_id = self.app.resolve_case(case_ref)
+        events = self.app.events_of(case_id)
+        if not 1 <= version <= len(events):
+            raise CaseNotFoundError(f"the case has events 1 to {len(events)}; {version} is none")
+        event = events[version - 1]
+        if size is None:
+            size = self.latest_checkpoint().size
+        leaf = self.log.leaf_of(case_id, version)
+        if leaf is None or leaf.index >= size:
+            raise InvalidActError("size", f"event {version} is not in the tree of size {size} (it is not yet "
+                                  "covered: ask for a larger size after the next checkpoint)")
+        try:
+            path = self.log.inclusion(leaf.index, size)
+        except merkle.ProofError as error:
+            raise InvalidActError("size", str(error)) from None
+        entry = entry_of(case_id, version, event.hash)
+        return {"case_id": str(case_id), "version": version, "hash": event.hash, "leaf_index": leaf.index,
+                "tree_size": size, "entry": b64(entry), "leaf_hash": b64(merkle.leaf_hash(entry)),
+                "hashes": [b64(h) for h in path], "checkpoint": _note(self.log.checkpoint(size))}
+
+    # ------------------------------------------------------------------ exports
+
+    def export_lines(self, case_ref: str | UUID) -> Iterator[dict[str, Any]]:
+        """The case file for offline checking: each event's canonical document with `hash`, `signature` and its
+        inclusion `proof` in the latest checkpoint's tree (null when it is not yet covered), then the closing
+        line with that checkpoint and the signed case head."""
+        case_id = self.app.resolve_case(case_ref)
+        events = self.app.events_of(case_id)
+        latest = self.log.checkpoint()
+        size = latest.size if latest else 0
+        subtree = self.log.reader() if latest else None
+        uncovered = []
+        for event in events:
+            line = chain.export_document(event)
+            leaf = self.log.leaf_of(case_id, event.originator_version) if latest else None
+            if leaf is not None and leaf.index < size and subtree is not None:
+                line["proof"] = {"leaf_index": leaf.index, "tree_size": size,
+                                 "hashes": [b64(h) for h in self.log.inclusion(leaf.index, size, subtree)]}
+            else:
+                line["proof"] = None
+                uncovered.append(event.originator_version)
+            yield line
+        last = events[-1]
+        head = (self.signer.sign_note(case_head_text(self.signer.name, case_id, last.originator_version, last.hash))
+                if self.signer else None)
+        yield {"checkpoint": latest.note if latest else None, "case_head": head, "not_yet_covered": uncovered}
+
+    # ------------------------------------------------------------------ verification
+
+    def verify(self, *, external: Iterable[tuple[str, str]] = (), all_signatures: bool = False) -> Verdict:
+        known = [*external, *(held for witness in self.witnesses for held in witness.held())]
+        return verify_store(self.app, self.log if self.log.exists() else None, self.verifier, external=known,
+                            all_signatures=all_signatures, labels=self._labels())
+
+    def _labels(self) -> dict[str, str]:
+        """Case numbers by id from the cases read model, to name a case whose events were all deleted."""
+        store = self.log.store
+        if not store.table_exists("cases"):
+            return {}
+        return {case_id: number for case_id, number in store.query("SELECT case_id, number FROM cases")}
+
+    def verify_case(self, case_ref: str | UUID) -> dict[str, Any]:
+        """One case: its chain, its events' signatures, and each event against the stored tree under the latest
+        checkpoint (the tree's root at that size recomputed from the stored nodes). The full check of the whole
+        log against every checkpoint is `verify`."""
+        report = self.app.verify_case(case_ref).as_dict()
+        case_id = self.app.resolve_case(case_ref)
+        findings: list[Finding] = []
+        latest = self.log.checkpoint() if self.log.exists() else None
+        checkpoint, size = None, 0
+        if latest is not None and self.verifier is not None:
+            try:
+                checkpoint = open_checkpoint(latest.note, self.verifier)
+                size = checkpoint.size
+            except NoteError as error:
+                findings.append(Finding("checkpoint", f"the latest stored checkpoint does not verify: {error}"))
+        subtree = self.log.reader() if checkpoint else None
+        if checkpoint is not None and subtree is not None:
+            try:
+                if self.log.root(size, subtree) != checkpoint.root:
+                    findings.append(Finding("checkpoint", f"the stored tree's root at size {size} is not the "
+                                            "signed one: the tree or the events were altered"))
+            except merkle.ProofError as error:
+                findings.append(Finding("checkpoint", str(error)))
+        events = self.app.events_of(case_id)
+        logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
+        uncovered = 0
+        for event in events:
+            version, entry = event.originator_version, entry_of(case_id, event.originator_version, event.hash)
+            leaf = logged.get(version)
+            covered = leaf is not None and leaf.index < size and subtree is not None
+            if leaf is not None and leaf.event_hash != event.hash:
+                findings.append(Finding("rewritten", f"event {version} was rewritten after it was logged",
+                                        str(case_id), report["label"], version))
+            elif covered:
+                try:
+                    merkle.verify_inclusion(leaf.index, size, merkle.leaf_hash(entry),
+                                            self.log.inclusion(leaf.index, size, subtree), checkpoint.root)
+                except merkle.ProofError:
+                    findings.append(Finding("checkpoint", f"event {version} is not under the signed root",
+                                            str(case_id), report["label"], version))
+            if not covered:
+                uncovered += 1
+                signature = getattr(event, "signature", None)
+                if signature is None and (latest is not None or any(getattr(e, "signature", None) for e in events)):
+                    findings.append(Finding("unsigned", f"event {version} is neither covered by a checkpoint nor "
+                                            "signed: forged, or recorded without the key", str(case_id),
+                                            report["label"], version))
+                elif signature is not None and (self.verifier is None or not verify_event_signature(
+                        self.verifier, entry, signature)):
+                    findings.append(Finding("forged", f"event {version}'s signature does not verify",
+                                            str(case_id), report["label"], version))
+        deleted = [v for v in logged if v > len(events)]
+        if deleted:
+            findings.append(Finding("deleted", f"events {min(deleted)}..{max(deleted)} were logged and are no "
+                                    "longer stored (its last events were deleted)", str(case_id), report["label"],
+                                    min(deleted)))
+        report.update(ok=report["ok"] and not findings, findings=[f.as_dict() for f in findings],
+                      checkpoint_size=size or None, not_yet_covered=uncovered)
+        return report
+
+
+def _note(checkpoint: StoredCheckpoint | None) -> str | None:
+    return checkpoint.note if checkpoint else None
+
+
+__all__ = ["Audit", "NotSignedError", "TamperAlarm", "datetime"]

@@ -1,0 +1,119 @@
+"""Witnesses: where each signed checkpoint is handed, outside the database, so that whoever can write the
+database cannot make the log forget what it signed.
+
+- a folder (`TRAMITA_WITNESS_DIR`, several separated by commas): one file per checkpoint, `<size>.checkpoint`,
+  holding the signed note, written atomically (a temporary file renamed into place), never overwritten;
+- a URL (`TRAMITA_WITNESS_URL`, several separated by commas): the note POSTed as `text/plain; charset=utf-8`;
+  any 2xx answer is a delivery; redirects are not followed (a 3xx is a failed delivery, tried again later).
+
+Each delivery is recorded (`audit_witnessed`), so a checkpoint signed while a witness was unreachable, or just
+before the process was killed, is handed over at the next signing or the scheduler's next start.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+#: Seconds a witness URL may take to answer.
+TIMEOUT = 10.0
+
+
+class WitnessError(Exception):
+    """A witness did not take the checkpoint."""
+
+
+@dataclass(frozen=True)
+class DirectoryWitness:
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return f"dir:{self.path}"
+
+    def deliver(self, size: int, note: str) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        target = self.path / f"{size}.checkpoint"
+        if target.exists():
+            if target.read_text(encoding="utf-8") == note:
+                return
+            raise WitnessError(f"{target} already holds another checkpoint of size {size}: not overwritten")
+        descriptor, temporary = tempfile.mkstemp(dir=self.path, prefix=f".{size}.", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(note)
+                file.flush()
+                os.fsync(file.fileno())
+            os.link(temporary, target)  # fails if another writer got there first: never overwrite
+        except FileExistsError:
+            if target.read_text(encoding="utf-8") != note:
+                raise WitnessError(f"{target} already holds another checkpoint of size {size}") from None
+        finally:
+            os.unlink(temporary)
+
+    def held(self) -> list[tuple[str, str]]:
+        """(source, note) of every checkpoint file the folder holds."""
+        if not self.path.is_dir():
+            return []
+        found = []
+        for file in sorted(self.path.iterdir()):
+            if re.fullmatch(r"[0-9]+\.checkpoint", file.name):
+                found.append((f"in the witness folder {self.path} ({file.name})", file.read_text(encoding="utf-8")))
+        return found
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201 - urllib's hook
+        return None
+
+
+@dataclass(frozen=True)
+class UrlWitness:
+    url: str
+
+    @property
+    def name(self) -> str:
+        return f"url:{self.url}"
+
+    def deliver(self, size: int, note: str) -> None:
+        request = urllib.request.Request(self.url, data=note.encode("utf-8"), method="POST", headers={
+            "Content-Type": "text/plain; charset=utf-8", "User-Agent": "tramita-checkpoints"})
+        opener = urllib.request.build_opener(_NoRedirect)
+        try:
+            with opener.open(request, timeout=TIMEOUT) as response:
+                status = response.status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        except OSError as error:
+            raise WitnessError(f"{type(error).__name__}: {error}") from None
+        if not 200 <= status < 300:
+            raise WitnessError(f"HTTP {status}")
+
+    def held(self) -> list[tuple[str, str]]:
+        return []
+
+
+Witness = DirectoryWitness | UrlWitness
+
+
+def witnesses_from(environ: Mapping[str, str]) -> list[Witness]:
+    """The witnesses configured by TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (each a comma-separated list)."""
+    found: list[Witness] = []
+    for part in environ.get("TRAMITA_WITNESS_DIR", "").split(","):
+        if part.strip():
+            found.append(DirectoryWitness(Path(part.strip())))
+    for part in environ.get("TRAMITA_WITNESS_URL", "").split(","):
+        url = part.strip()
+        if url:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                raise ValueError(f"TRAMITA_WITNESS_URL: {url!r} is not an http:// or https:// URL")
+            found.append(UrlWitness(url))
+    return found
