@@ -76,8 +76,8 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, views
-    from api.cli import build_application, system_clock
+    from api import acts, audit, views
+    from api.cli import build_application, build_audit, system_clock
     from projections.store import open_store
 
     config = {k: v for k, v in os.environ.items() if k.startswith("TRAMITA_")} if config is None else dict(config)
@@ -99,13 +99,14 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     app = application or build_application(settings["database_url"], clock=clock or system_clock)
     flask.extensions["tramita"] = app
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
+    flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
     api = TramitaApi(flask)
     errors.register(flask)
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, views.reads, views.health):
+    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, views.health):
         api.register_blueprint(blueprint)
     _register_docs(flask)
     return flask

@@ -323,8 +323,9 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    return service.run(settings, build_application(url), open_store(url), leader.for_database(url), stop=stop,
-                       log=json_lines(system_clock), once=args.once)
+    app, store = build_application(url), open_store(url)
+    return service.run(settings, app, store, leader.for_database(url), stop=stop, log=json_lines(system_clock),
+                       once=args.once, audit=build_audit(app, store))
 
 
 def parser() -> argparse.ArgumentParser:

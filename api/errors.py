@@ -18,6 +18,8 @@ from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.application import ConcurrentActError
+from audit.service import NotSignedError
+from audit.verify import StoreEmptyError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
     InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, StaleVersionError,
@@ -116,6 +118,8 @@ def register(app: Flask) -> None:
     app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(
         422, str(e), kind="idempotency-key-reused", field="Idempotency-Key"))
     app.register_error_handler(ConcurrentActError, lambda e: problem(409, str(e), kind="concurrent-act"))
+    app.register_error_handler(NotSignedError, lambda e: problem(404, str(e), kind="not-signed"))
+    app.register_error_handler(StoreEmptyError, lambda e: problem(404, str(e), kind="store-empty"))
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 

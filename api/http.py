@@ -24,8 +24,10 @@ from domain.access import IdempotentRequest
 from domain.application import Acted, Tramita
 from projections.store import Store
 
-#: Endpoints anyone may read: liveness, the OpenAPI document and its offline viewer.
-PUBLIC_ENDPOINTS = {"health.health", "api-docs.openapi_json", "docs", "docs_static"}
+#: Endpoints anyone may read: liveness, the OpenAPI document and its offline viewer, and the audit log's public
+#: commitments (signed checkpoints, the verifier key, consistency proofs: sizes and hashes, nothing of a case).
+PUBLIC_ENDPOINTS = {"health.health", "api-docs.openapi_json", "docs", "docs_static", "audit.checkpoint_key",
+                    "audit.latest_checkpoint", "audit.checkpoint_of_size", "audit.consistency"}
 MAX_IDEMPOTENCY_KEY = 255
 
 
@@ -117,7 +119,8 @@ def acted_response(act: str, acted: Acted, *, status: int) -> tuple[dict[str, An
     headers = {"ETag": etag(acted.version), "Location": f"/cases/{acted.case_id}"}
     if acted.replayed:
         headers["Idempotent-Replayed"] = "true"
-    body = {"act": act, "version": acted.version, "result": acted.result, "case": app.case_document(case)}
+    body = {"act": act, "version": acted.version, "result": acted.result, "case": app.case_document(case),
+            "receipt": current_app.extensions["tramita.audit"].receipt(acted)}
     return body, status, headers
 
 

@@ -252,6 +252,18 @@ class CaseSchema(Schema):
     archived = fields.Raw(allow_none=True)
 
 
+class ReceiptSchema(Schema):
+    """The signed receipt of an act: its case's (or registry entry's) last stored event (docs/audit.md)."""
+
+    aggregate_id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    hash = fields.String(required=True, metadata={"description": "the event's chain hash, hex"})
+    notification_id = fields.Integer(required=True, metadata={"description": "its position in the event log"})
+    recorded_at = fields.String(required=True)
+    note = fields.String(required=True, metadata={"description": "the C2SP signed note of those fields: "
+                                                  "`tramita verify --receipt FILE` checks it"})
+
+
 class ActedSchema(Schema):
     """What recording an act returns: the act, the case's new version and the case as it now stands.
 
@@ -262,6 +274,8 @@ class ActedSchema(Schema):
     version = fields.Integer(required=True)
     result = fields.Raw(allow_none=True, metadata={"description": "what the act decided (e.g. the requisition id)"})
     case = fields.Nested(CaseSchema, required=True)
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={
+        "description": "the signed receipt of the act, to keep outside tramita (null without a signing key)"})
 
 
 class FigureActedSchema(Schema):
@@ -331,6 +345,8 @@ class TimelineEventSchema(Schema):
     payload = fields.Dict(required=True)
     prev_hash = fields.String(required=True)
     hash = fields.String(required=True)
+    signature = fields.String(allow_none=True, metadata={"description": "the application's signature over the "
+                                                         "event's log entry (base64), when it was signed"})
 
 
 class ChainReportSchema(Schema):
@@ -341,6 +357,10 @@ class ChainReportSchema(Schema):
     first_bad_version = fields.Integer(allow_none=True)
     first_bad_type = fields.String(allow_none=True)
     reason = fields.String(allow_none=True)
+    findings = fields.List(fields.Dict(), metadata={"description": "what the audit log found: kind (deleted, "
+                                                    "rewritten, unsigned, forged, checkpoint), message, version"})
+    checkpoint_size = fields.Integer(allow_none=True, metadata={"description": "the latest checkpoint checked"})
+    not_yet_covered = fields.Integer(metadata={"description": "the case's events no checkpoint covers yet"})
 
 
 class DeadlineSchema(Schema):

@@ -11,7 +11,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from flask import Response
+from flask import Response, current_app
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
@@ -67,18 +67,20 @@ def case_events(case_ref: str):  # noqa: ANN201
 
 @cases.route("/cases/<case_ref>/verify", methods=["GET"], endpoint="verify_case")
 @cases.response(200, s.ChainReportSchema)
-@errors_doc([401, 404], summary="Recompute the case's hash chain; name the first altered event, if any")
+@errors_doc([401, 404], summary="The case's hash chain, its events' signatures and their place under the latest "
+                               "signed checkpoint; names the first altered, deleted or forged event")
 def verify_case(case_ref: str):  # noqa: ANN201
-    return tramita().verify_case(case_ref).as_dict()
+    return current_app.extensions["tramita.audit"].verify_case(case_ref)
 
 
 @cases.route("/cases/<case_ref>/export", methods=["GET"], endpoint="export_case")
 @cases.response(200, content_type="application/jsonl", description=(
-    "One event per line: the canonical document its hash is taken over, plus `hash` (see README, Verifying an "
-    "export offline)"))
+    "One event per line: the canonical document its hash is taken over, plus `hash`, `signature` and `proof` (its "
+    "inclusion in the latest checkpoint's tree), then a closing line with the checkpoint and the signed case "
+    "head (docs/audit.md)"))
 @errors_doc([401, 404], summary="The whole case file as JSON Lines, verifiable offline")
 def export_case(case_ref: str) -> Response:
-    documents = list(tramita().export_lines(case_ref))  # the first is the petition, which carries the number
+    documents = list(current_app.extensions["tramita.audit"].export_lines(case_ref))  # first: the petition
     lines = "".join(json.dumps(d, ensure_ascii=False, sort_keys=True) + "\n" for d in documents)
     number = documents[0]["number"]
     return Response(lines, mimetype="application/jsonl",

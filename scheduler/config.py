@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 DEFAULT_CRON = "*/15 * * * *"
+#: When the audit log signs a checkpoint (hourly, on the hour, Rio Branco time).
+DEFAULT_CHECKPOINT_CRON = "0 * * * *"
 DEFAULT_THRESHOLDS = (5, 1)
 DEFAULT_WEBHOOK_TRIES = 5
 #: Seconds a waiting scheduler sleeps between two attempts to take the leadership.
@@ -25,6 +27,7 @@ class SchedulerConfig:
     webhook_url: str | None = None
     webhook_tries: int = DEFAULT_WEBHOOK_TRIES
     poll_leadership: float = DEFAULT_POLL_LEADERSHIP
+    checkpoint_cron: str = DEFAULT_CHECKPOINT_CRON
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -72,7 +75,7 @@ def parse_positive(text: str, source: str, kind: type = int) -> float | int:
 def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = None,
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
-    TRAMITA_ALERT_WEBHOOK_TRIES), each overridden by its command-line option when given."""
+    TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_CHECKPOINT_CRON), each overridden by its command-line option when given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
         if option is not None:
@@ -82,6 +85,7 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
     cron_text, cron_source = pick(cron, "--cron", "TRAMITA_SCHEDULER_CRON")
     thresholds_text, thresholds_source = pick(thresholds, "--thresholds", "TRAMITA_ALERT_THRESHOLDS")
     tries_text = environ.get("TRAMITA_ALERT_WEBHOOK_TRIES")
+    checkpoint_text = environ.get("TRAMITA_CHECKPOINT_CRON")
     return SchedulerConfig(
         database_url=database_url,
         cron=parse_cron(cron_text, cron_source) if cron_text is not None else DEFAULT_CRON,
@@ -92,4 +96,6 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
                        else DEFAULT_WEBHOOK_TRIES),
         poll_leadership=(float(parse_positive(poll_leadership, "--poll-leadership", float))
                          if poll_leadership is not None else DEFAULT_POLL_LEADERSHIP),
+        checkpoint_cron=(parse_cron(checkpoint_text, "TRAMITA_CHECKPOINT_CRON") if checkpoint_text is not None
+                         else DEFAULT_CHECKPOINT_CRON),
     )

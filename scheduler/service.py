@@ -6,10 +6,14 @@
 2. bring the projections up to date and hand the webhook every alert whose delivery did not succeed;
 3. scan at once (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell
    due or was missed meanwhile, the alert it calls for now);
-4. with `once`, wait for the webhook's queue and return; otherwise hand the scan to a `BlockingScheduler` with a
-   `CronTrigger` read from the crontab line, `coalesce=True` (runs missed while a scan overran or the machine
-   slept collapse into one), `misfire_grace_time=None` (a late run still runs) and `max_instances=1`;
-5. when `stop` is set (SIGTERM, Ctrl-C) the scheduler shuts down after the scan in progress, the webhook's
+4. sign a checkpoint of the audit log (when a signing key is configured), handing every checkpoint a witness
+   lacks to it; a log that contradicts a checkpoint signed before is refused: the `tamper-alarm` line, and exit
+   status 1 with `once` (a resident scheduler keeps raising deadline alerts and refuses again at each run);
+5. with `once`, wait for the webhook's queue and return; otherwise hand the scan and the checkpoint to a
+   `BlockingScheduler` with `CronTrigger`s read from their crontab lines, `coalesce=True` (runs missed while a
+   job overran or the machine slept collapse into one), `misfire_grace_time=None` (a late run still runs) and
+   `max_instances=1`;
+6. when `stop` is set (SIGTERM, Ctrl-C) the scheduler shuts down after the scan in progress, the webhook's
    queue is drained, and the lock is released.
 """
 
@@ -17,9 +21,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from uuid import UUID
 
+from audit.log import TamperAlarm
+from audit.service import Audit
 from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
 from projections.projector import Projector
@@ -71,6 +78,32 @@ class Scanner:
         return len(rows)
 
 
+@dataclass
+class Checkpointer:
+    """One leader's checkpoints of the audit log: each signed one logged, each refusal a tamper alarm."""
+
+    audit: Audit
+    log: Log
+    leadership: Leadership | None = None
+    alarms: int = 0
+
+    def sign(self) -> bool:
+        """Sign a checkpoint now (or find the tree unchanged); False when the log refused (a tamper alarm)."""
+        if self.leadership is not None:
+            self.leadership.check()
+        self.log("checkpoint-signing", logged=self.audit.log.size)
+        try:
+            signed = self.audit.sign_checkpoint(self.log)
+        except TamperAlarm as alarm:
+            self.alarms += 1
+            self.log("tamper-alarm", findings=alarm.findings)
+            return False
+        checkpoint = signed.checkpoint
+        self.log("checkpoint", size=checkpoint.size, root=checkpoint.root, new=signed.new,
+                 signed_at=checkpoint.signed_at, legal_date=checkpoint.legal_date)
+        return True
+
+
 def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: object) -> Webhook | None:
     if not config.webhook_url:
         return None
@@ -79,21 +112,26 @@ def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: obje
 
 
 def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leadership, *, stop: threading.Event,
-        log: Log, once: bool = False, webhook_options: dict | None = None) -> int:
-    """Lead, scan at start, then scan on the cron schedule until `stop` (or once); the process's exit code."""
+        log: Log, once: bool = False, webhook_options: dict | None = None, audit: Audit | None = None) -> int:
+    """Lead, scan (and sign a checkpoint) at start, then on the cron schedules until `stop` (or once); the process's
+    exit code. Without `audit`, or when it has no signing key, no checkpoint is signed."""
     if not acquire(leadership, stop, poll=config.poll_leadership, log=log):
         log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
         return 0
     webhook = webhook_for(config, app, log, **(webhook_options or {}))
     scanner = Scanner(app, store, Projector(app, store), config.thresholds, log, webhook, leadership)
+    checkpointer = Checkpointer(audit, log, leadership) if audit is not None and audit.signer is not None else None
+    if audit is not None and checkpointer is None:
+        log("checkpoints-off", reason="no signing key (TRAMITA_SIGNING_KEY): the audit log is not signed")
     try:
         redelivered = scanner.redeliver()
         if redelivered:
             log("redelivering", alerts=redelivered)
         scanner.scan()
+        signed = checkpointer.sign() if checkpointer is not None else True
         if not once:
-            return _on_schedule(config, scanner, stop, log)
-        return 0
+            return _on_schedule(config, scanner, checkpointer, stop, log)
+        return 0 if signed else 1
     except LeadershipLostError as lost:
         log("leadership-lost", pid=os.getpid(), error=str(lost))
         return 1
@@ -103,7 +141,8 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
         leadership.release()
 
 
-def _on_schedule(config: SchedulerConfig, scanner: Scanner, stop: threading.Event, log: Log) -> int:
+def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkpointer | None,
+                 stop: threading.Event, log: Log) -> int:
     from apscheduler.events import EVENT_SCHEDULER_STARTED
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
@@ -111,21 +150,28 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, stop: threading.Even
     lost: list[str] = []
     scheduler = BlockingScheduler(timezone=LEGAL_TIMEZONE)
 
-    def job() -> None:
-        try:
-            scanner.scan()
-        except LeadershipLostError as error:
-            lost.append(str(error))
-            stop.set()
-        except Exception as error:  # the next run tries again; the log says why this one failed
-            log("scan-failed", error=f"{type(error).__name__}: {error}")
+    def guarded(run: Callable[[], object], failure: str) -> Callable[[], None]:
+        def job() -> None:
+            try:
+                run()
+            except LeadershipLostError as error:
+                lost.append(str(error))
+                stop.set()
+            except Exception as error:  # the next run tries again; the log says why this one failed
+                log(failure, error=f"{type(error).__name__}: {error}")
+
+        return job
 
     def stop_when_told(_: object) -> None:  # once started: shut down after the scan in progress when told
         threading.Thread(target=lambda: (stop.wait(), scheduler.shutdown(wait=True)),
                          name="tramita-scheduler-stop", daemon=True).start()
 
-    scheduler.add_job(job, CronTrigger.from_crontab(config.cron, timezone=LEGAL_TIMEZONE), id="scan",
-                      coalesce=True, misfire_grace_time=None, max_instances=1)
+    scheduler.add_job(guarded(scanner.scan, "scan-failed"), CronTrigger.from_crontab(config.cron, timezone=LEGAL_TIMEZONE),
+                      id="scan", coalesce=True, misfire_grace_time=None, max_instances=1)
+    if checkpointer is not None:
+        scheduler.add_job(guarded(checkpointer.sign, "checkpoint-failed"),
+                          CronTrigger.from_crontab(config.checkpoint_cron, timezone=LEGAL_TIMEZONE), id="checkpoint",
+                          coalesce=True, misfire_grace_time=None, max_instances=1)
     scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
     if not stop.is_set():
         scheduler.start()
