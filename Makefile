@@ -21,8 +21,11 @@ var:
 	mkdir -p var
 
 ## make run: migrate, seed the demo on SQLite (once), then the API, the projector and the scheduler until Ctrl-C.
+## The demo's audit log is signed with var/tramita-signing.key (made at the first run) and its checkpoints are
+## copied to var/witness (in production both live off the database's machine: docs/audit.md).
 run: $(STAMP) | var
-	$(BIN)/tramita up
+	TRAMITA_SIGNING_KEY=$${TRAMITA_SIGNING_KEY:-var/tramita-signing.key} \
+	TRAMITA_WITNESS_DIR=$${TRAMITA_WITNESS_DIR:-var/witness} $(BIN)/tramita up
 
 ## make test: every test.
 test: $(STAMP)

@@ -285,8 +285,13 @@ DEMO_ROLES = (("demo-assembly-mesa", "assembly-mesa", None), ("demo-tre", "tre",
 def cmd_up(args: argparse.Namespace) -> int:
     """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler."""
     from api.serve import run_side_by_side, tramita_command
+    from audit.keys import create_signing_key, origin_from
     from domain.demo import seed_demo
 
+    key_path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
+    if key_path and not Path(key_path).exists():
+        signer = create_signing_key(key_path, origin_from(os.environ))
+        print(f"signing key made at {key_path} (mode 0600); verifier key: {signer.verifier}")
     cmd_migrate(args)
     app = build_application()
     seed_demo(app)
@@ -300,6 +305,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     print("demo tokens (use as `Authorization: Bearer <token>`):")
     for token in issued:
         print(f"  {token.actor.role:<15} {token.token}")
+    if app.signer is not None:
+        print(f"audit log signed by {app.signer.verifier} (GET {url}/checkpoints/key); checkpoints hourly"
+              + (f", copied to {os.environ['TRAMITA_WITNESS_DIR']}" if os.environ.get("TRAMITA_WITNESS_DIR") else ""))
     print(flush=True)
     return run_side_by_side({
         "api": tramita_command("serve", "--bind", args.bind, "--workers", str(args.workers)),

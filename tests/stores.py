@@ -6,7 +6,10 @@ Kept out of conftest.py on purpose: test modules import `tests.conftest` while p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, timezone
+
+from audit.notes import Signer
 
 from domain.acts import Actor
 from domain.application import Tramita, persistence_env
@@ -21,9 +24,11 @@ def pinned_clock() -> datetime:
     return NOW
 
 
-def make_app(url: str, *, seed: bool = True, create_table: bool = True) -> Tramita:
-    """A Tramita on `url`, closed after the test, with the registry seeded (a second seeding records nothing)."""
-    app = Tramita(persistence_env(url, create_table=create_table), clock=pinned_clock)
+def make_app(url: str, *, seed: bool = True, create_table: bool = True, signer: Signer | None = None,
+             clock: Callable[[], datetime] = pinned_clock) -> Tramita:
+    """A Tramita on `url`, closed after the test, with the registry seeded (a second seeding records nothing);
+    with `signer`, every event it stores is signed."""
+    app = Tramita(persistence_env(url, create_table=create_table), clock=clock, signer=signer)
     _open_apps.append(app)
     if seed:
         app.seed_registry(Actor("ibge-seed", "ibge"), SEEDED_ON)

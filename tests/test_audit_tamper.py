@@ -1,0 +1,251 @@
+"""An attacker with write access to the database, following the published hash recipe, cannot rewrite the record
+unseen: each tampering the chains alone missed is found by `tramita verify`, which names the case, the event and
+the kind; with a checkpoint the auditor kept outside, also after the stored checkpoints are deleted or rewritten.
+
+Each test records the 1991-1993 creation (a concluded case), a token issued and revoked, a checkpoint signed by the
+scheduler's code path (`tramita checkpoint`), and then tampers with the stored rows directly, on SQLite and on
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from api.cli import main
+from audit.keys import load_signing_key
+from audit.notes import Signer
+from domain import chain
+from domain.acts import Actor
+from domain.demo import creation_1992
+from eventsourcing.persistence import StoredEvent
+from tests.conftest import make_app
+from tests.test_chain import StoredEvents
+
+ORIGIN = "tramita.test/acre"
+
+
+@dataclass
+class Signed:
+    """A signed store with one concluded case, a revoked token, and a checkpoint kept outside the store."""
+
+    url: str
+    number: str
+    case_id: UUID
+    token_id: UUID
+    kept: Path
+    tmp: Path
+
+    def verify(self, capsys, *args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["verify", *args])
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    def app(self):  # noqa: ANN201
+        return make_app(self.url, seed=False)
+
+
+@pytest.fixture
+def signed(database_url, tmp_path, monkeypatch, capsys) -> Signed:
+    key = tmp_path / "keys" / "signing.key"
+    for variable in ("TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR", "TRAMITA_WITNESS_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    monkeypatch.setenv("TRAMITA_SIGNING_KEY", str(key))
+    monkeypatch.setenv("TRAMITA_LOG_ORIGIN", ORIGIN)
+    assert main(["keys", "init"]) == 0
+    signer = load_signing_key(key)
+    app = make_app(database_url, signer=signer)
+    number = creation_1992(app, lambda line: None)
+    issued = app.issue_token(Actor("admin", "token-administrator"), name="clerk of the TRE", role="tre")
+    app.revoke_token(Actor("admin", "token-administrator"), str(issued.id), reason="clerk left the TRE")
+    assert main(["migrate"]) == 0
+    assert main(["project", "--once"]) == 0
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 0
+    kept = tmp_path / "kept.checkpoint"
+    kept.write_text(capsys.readouterr().out, encoding="utf-8")
+    store = Signed(database_url, number, app.resolve_case(number), issued.id, kept, tmp_path)
+    code, out = store.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+    return store
+
+
+def _rows_of(stored: StoredEvents, aggregate_id: UUID) -> list[tuple[int, dict]]:
+    rows = stored.execute("SELECT originator_version, state FROM {table} WHERE originator_id = ? "
+                          "ORDER BY originator_version", stored.id_of(aggregate_id))
+    return [(int(version), json.loads(bytes(state))) for version, state in rows]
+
+
+def _rehash(app, aggregate_id: UUID, version: int, topic: str, state: dict) -> str:  # noqa: ANN001
+    """The hash the published recipe gives the event whose stored state is `state`."""
+    event = app.mapper.to_domain_event(StoredEvent(aggregate_id, version, topic, json.dumps(state).encode()))
+    return chain.hash_of(event)
+
+
+def test_one_changed_byte_is_named_with_its_case_and_event(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        originator_id, version, state = stored.event_of_type("Case.PlebisciteResultHomologated")
+        stored.set_state(originator_id, version, state.replace(b'"yes":600', b'"yes":601'))
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"{signed.number}: 12 events, ALTERED at event 12 (Case.PlebisciteResultHomologated)" in out
+    assert "TAMPERING FOUND" in out
+
+
+def test_a_deleted_middle_event_is_named(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.remove_and_close_the_gap(signed.case_id, 20)
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"{signed.number}: 20 events, ALTERED at event 20" in out and "prev_hash" in out
+
+
+def test_deleting_the_last_events_of_a_concluded_case_is_found_and_named(signed, capsys):
+    app = signed.app()
+    last = app.get_case(signed.number).version
+    assert app.get_case(signed.number).stage == "concluded"
+    with StoredEvents(signed.url) as stored:
+        stored.execute("DELETE FROM {table} WHERE originator_id = ? AND originator_version > ?",
+                       stored.id_of(signed.case_id), last - 3)
+    assert signed.app().get_case(signed.number).stage != "concluded"  # the case silently went back
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"DELETED: {signed.number}: its events {last - 2}..{last} were logged and are no longer stored" in out
+    assert f"the checkpoint of size" in out and "at least 3 events were deleted" in out
+
+
+def test_a_whole_deleted_case_is_found_and_named(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        count = len(_rows_of(stored, signed.case_id))
+        stored.execute("DELETE FROM {table} WHERE originator_id = ?", stored.id_of(signed.case_id))
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"DELETED: {signed.number}: all of its {count} logged events were deleted from the store" in out
+
+
+def test_an_event_rewritten_with_every_later_hash_recomputed_is_found(signed, capsys):
+    app = signed.app()
+    with StoredEvents(signed.url) as stored:
+        rows = _rows_of(stored, signed.case_id)
+        [(topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND originator_version = 12",
+                                    stored.id_of(signed.case_id))
+        previous = None
+        for version, state in rows[11:]:
+            if version == 12:
+                state["populations"]["area"]["yes"] = 690  # the plebiscite's YES votes, rewritten
+            if previous is not None:
+                state["prev_hash"] = previous
+            [(row_topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND "
+                                            "originator_version = ?", stored.id_of(signed.case_id), version)
+            state["hash"] = previous = _rehash(app, signed.case_id, version, row_topic, state)
+            stored.set_state(stored.id_of(signed.case_id), version, json.dumps(state).encode())
+        assert topic.endswith("PlebisciteResultHomologated")
+    assert signed.app().verify(signed.number).ok  # the per-case chain alone is fooled
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"REWRITTEN: {signed.number}, event 12: rewritten after it was logged" in out
+    assert f"FORGED: {signed.number}, event 12: its signature does not verify" in out
+    assert "no longer give the root signed by the checkpoint" in out
+
+
+def test_a_forged_act_appended_with_a_correct_hash_is_found(signed, capsys):
+    app = signed.app()
+    with StoredEvents(signed.url) as stored:
+        rows = _rows_of(stored, signed.case_id)
+        last_version, last_state = rows[-1]
+        [(topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND originator_version = ?",
+                                    stored.id_of(signed.case_id), last_version)
+        forged = dict(last_state, prev_hash=last_state["hash"])
+        forged.pop("signature")
+        forged["hash"] = _rehash(app, signed.case_id, last_version + 1, topic, forged)
+        stored.execute("INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
+                       stored.id_of(signed.case_id), last_version + 1, topic, json.dumps(forged).encode())
+    assert signed.app().verify(signed.number).ok  # the chain is intact: only the signature is missing
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"UNSIGNED: {signed.number}, event {last_version + 1}" in out and "forged" in out
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1  # the log refuses to sign over it: the tamper alarm
+    assert "TAMPER ALARM" in capsys.readouterr().err
+
+
+def test_a_forged_act_with_a_signature_copied_from_another_event_is_found(signed, capsys):
+    app = signed.app()
+    with StoredEvents(signed.url) as stored:
+        rows = _rows_of(stored, signed.case_id)
+        last_version, last_state = rows[-1]
+        [(topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND originator_version = ?",
+                                    stored.id_of(signed.case_id), last_version)
+        forged = dict(last_state, prev_hash=last_state["hash"])
+        forged["hash"] = _rehash(app, signed.case_id, last_version + 1, topic, forged)  # keeps the old signature
+        stored.execute("INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
+                       stored.id_of(signed.case_id), last_version + 1, topic, json.dumps(forged).encode())
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"FORGED: {signed.number}, event {last_version + 1}: its signature does not verify" in out
+
+
+def test_deleting_a_tokens_revocation_is_found_although_the_token_authenticates_again(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.execute("DELETE FROM {table} WHERE originator_id = ? AND originator_version = 2",
+                       stored.id_of(signed.token_id))
+    assert signed.app().repository.get(signed.token_id).revoked_on is None  # revoked no more
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"DELETED: AccessToken {signed.token_id}: its events 2..2 were logged and are no longer stored" in out
+
+
+def test_with_a_checkpoint_kept_outside_deleting_the_stored_checkpoints_and_tree_does_not_hide_a_deletion(
+        signed, capsys):
+    app = signed.app()
+    last = app.get_case(signed.number).version
+    with StoredEvents(signed.url) as stored:
+        stored.execute("DELETE FROM {table} WHERE originator_id = ? AND originator_version = ?",
+                       stored.id_of(signed.case_id), last)
+        for table in ("audit_checkpoints", "audit_leaves", "audit_nodes", "audit_witnessed"):
+            stored.execute(f"DELETE FROM {table}")
+    code, out = signed.verify(capsys)
+    assert code == 0  # without the kept checkpoint the store can no longer tell
+    assert "no checkpoint verifies this store" in out
+    code, out = signed.verify(capsys, "--checkpoint", str(signed.kept))
+    assert code == 1
+    assert "is missing from the store: stored checkpoints were deleted or rewritten" in out
+    assert "at least 1 events were deleted" in out
+
+
+def test_with_a_checkpoint_kept_outside_a_stored_checkpoint_rewritten_with_another_key_is_found(signed, capsys):
+    intruder = Signer.generate(ORIGIN)
+    with StoredEvents(signed.url) as stored:
+        [(size, note)] = stored.execute("SELECT size, note FROM audit_checkpoints")
+        text = note.split("\n\n")[0] + "\n"
+        stored.execute("UPDATE audit_checkpoints SET note = ? WHERE size = ?", intruder.sign_note(text), size)
+    code, out = signed.verify(capsys, "--checkpoint", str(signed.kept))
+    assert code == 1
+    assert "does not verify with the key" in out and "forged or altered" in out
+
+
+def test_verifying_a_database_that_does_not_exist_is_an_error_and_creates_nothing(tmp_path, monkeypatch, capsys):
+    missing = tmp_path / "nowhere" / "tramita.sqlite"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{missing}")
+    assert main(["verify"]) == 2
+    assert "there is no database at" in capsys.readouterr().err
+    assert not missing.parent.exists()
+
+
+def test_verifying_an_empty_store_is_an_error(database_url, monkeypatch, capsys):
+    make_app(database_url, seed=False)
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["verify"]) == 2
+    assert "the store holds no event" in capsys.readouterr().err
+
+
+def test_verifying_an_unreachable_database_is_an_error(monkeypatch, capsys):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", "postgresql://tramita@127.0.0.1:1/none?connect_timeout=1")
+    assert main(["verify"]) == 2
+    assert "cannot read the store" in capsys.readouterr().err
