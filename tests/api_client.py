@@ -12,6 +12,7 @@ from typing import Any
 from flask.testing import FlaskClient
 
 from api.app import create_app
+from audit.notes import Signer
 from domain.acts import Actor
 from domain.application import Tramita, persistence_env
 from projections.projector import Projector
@@ -33,9 +34,11 @@ class Clock:
 class ApiHarness:
     url: str
     clock: Clock = field(default_factory=Clock)
+    #: The deployment's signing key (None: an unsigned log, no receipts, no checkpoints).
+    signer: Signer | None = None
 
     def __post_init__(self) -> None:
-        self.app = Tramita(persistence_env(self.url), clock=self.clock)
+        self.app = Tramita(persistence_env(self.url), clock=self.clock, signer=self.signer)
         self.store = open_store(self.url)
         self.projector = Projector(self.app, self.store)
         self.projector.migrate()
