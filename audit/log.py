@@ -257,6 +257,12 @@ class AuditLog:
                                 (str(aggregate_id),))
         return [_leaf(row) for row in rows]
 
+    def leaf_rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
+        """The leaf records in [start, stop) as stored: (index, notification id, aggregate id text, version, hash)."""
+        return self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
+                                "FROM audit_leaves WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index",
+                                (start, stop))
+
     def leaves(self, start: int, stop: int) -> list[Leaf]:
         rows = self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
                                 "FROM audit_leaves WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index",

@@ -1,0 +1,264 @@
+"""Benchmark: full verification of a store (every chain, the Merkle tree rebuilt against every checkpoint, the
+checkpoints' and the uncovered events' signatures, the comparison with the stored tree) against the bare
+eventsourcing library reading and decoding the same log; and the CPU an act costs with signing and the tree's
+append against without.
+
+Usage: python bench/verify.py [--events N] [--acts A] [--repeat R] [--database-url URL]
+
+What is measured
+----------------
+0. The log (untimed). A `Tramita` application with a signing key and a fixed clock records the demo
+   (`domain.demo.seed_demo`: Acre's registry, four cases, ~180 events) through the domain. The rest of the N
+   events are copies of the demo's four cases under fresh ids, each a valid case for `tramita verify`: every
+   copied event is re-chained (its `originator_id` and `prev_hash` set, its hash recomputed by the published
+   recipe) and signed by the application's mapper, as a real act is. Copies are written **interleaved** as a
+   real log is: 2,000 copies are open at a time and each next event belongs to one of them drawn at random,
+   so a case's events are spread over ~50,000 others. Every 100,000 events the tree is brought up to date and a
+   checkpoint signed, as the hourly scheduler does (each signing checks the events appended since), and the last
+   1% of the log is left after the last checkpoint, "not yet covered", so its signatures are checked one by one.
+1. The raw library: the whole notification log read with `recorder.select_notifications` in batches of 2,000
+   and every notification decoded with `app.mapper.to_domain_event`; nothing else.
+2. tramita: `Audit.verify()` (what `tramita verify` runs): it must find the store intact, with every event
+   counted, or the benchmark fails.
+Each runs in a fresh child process on the same SQLite file, one after the other (`--repeat R`: R times in turn,
+the fastest of each kept). The ratio is (events/s of 2) ÷ (events/s of 1); goal >= 0.7.
+
+3. An act's cost. On two fresh SQLite files, the same acts are recorded in-process: K voters' creation cases
+   (one per municipality, as the API bench does), each receiving `requisition-issued` then
+   `requisition-received` in turn until A acts are recorded. Without a key; then with the key (every event
+   signed, a signed receipt made for every act as the API does) and the tree appended after every 50 acts (the
+   projector's batches). Each is run three times in turn and the least CPU time (`time.process_time`) of each
+   kept; the CPU per act of each is printed with the difference (goal: at most 10% more). The checkpoint signed
+   afterwards, which checks every event appended since the last one (its chain, its signature: the scheduler's
+   hourly work, not an act's), is printed per act beside it.
+
+The last line printed is `ratio: <verification events/s ÷ raw library events/s>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import replace
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from api.cli import build_audit  # noqa: E402
+from audit.log import AuditLog  # noqa: E402
+from audit.notes import Signer  # noqa: E402
+from domain import chain  # noqa: E402
+from domain.acts import Actor  # noqa: E402
+from domain.application import Tramita, persistence_env  # noqa: E402
+from domain.case import Case  # noqa: E402
+from domain.demo import MESA, seed_demo  # noqa: E402
+from projections.projector import Projector  # noqa: E402
+from projections.store import open_store  # noqa: E402
+
+NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+INSERT_CHUNK = 5000
+OPEN_COPIES = 2000
+CHECKPOINT_EVERY = 100_000
+UNCOVERED_SHARE = 0.01
+READ_BATCH = 2000
+#: Times each act run (unsigned, signed) is repeated, in turn.
+ACT_RUNS = 3
+
+
+def make_signer(folder: Path) -> Path:
+    path = folder / "signing.key"
+    path.write_text(f"{Signer.generate('bench.tramita/log')}\n", encoding="ascii")
+    path.chmod(0o600)
+    return path
+
+
+def open_app(url: str, key: Path | None) -> Tramita:
+    from audit.keys import load_signing_key
+
+    return Tramita(persistence_env(url), clock=lambda: NOW, signer=load_signing_key(key) if key else None)
+
+
+# ---------------------------------------------------------------------------------------------- the log
+
+
+def generate(url: str, key: Path, events: int) -> dict[str, Any]:
+    started = time.perf_counter()
+    app = open_app(url, key)
+    seed_demo(app, lambda line: None)
+    store = open_store(url)
+    Projector(app, store).migrate()
+    log = AuditLog(app, store)
+    audit = build_audit(app, store)
+    templates = []
+    for notification in app.recorder.select_notifications(1, 10_000):
+        if notification.topic.startswith(f"{Case.__module__}:Case.") and notification.originator_version == 1:
+            templates.append(list(app.events.get(notification.originator_id)))
+    real = app.recorder.max_notification_id() or 0
+    rng = random.Random(1991)
+    open_copies: list[dict[str, Any]] = []
+    pending, written, copies, next_checkpoint = [], real, 0, CHECKPOINT_EVERY
+    last_checkpoint_at = int(events * (1 - UNCOVERED_SHARE))
+
+    def flush() -> None:
+        nonlocal pending
+        if pending:
+            app.recorder.insert_events([app.mapper.to_stored_event(e) for e in pending])
+            pending = []
+
+    while written < events:
+        while len(open_copies) < OPEN_COPIES:
+            open_copies.append({"id": uuid.uuid4(), "events": rng.choice(templates), "next": 0, "prev": chain.GENESIS})
+            copies += 1
+        copy = open_copies[rng.randrange(len(open_copies))]
+        template = copy["events"][copy["next"]]
+        event = replace(template, originator_id=copy["id"], prev_hash=copy["prev"], hash="")
+        event = replace(event, hash=chain.hash_of(event))
+        pending.append(event)
+        copy["prev"], copy["next"] = event.hash, copy["next"] + 1
+        if copy["next"] == len(copy["events"]):
+            open_copies.remove(copy)
+        written += 1
+        if len(pending) >= INSERT_CHUNK:
+            flush()
+        if written in (next_checkpoint, last_checkpoint_at) and written <= last_checkpoint_at:
+            flush()
+            audit.sign_checkpoint()
+            next_checkpoint += CHECKPOINT_EVERY
+    flush()
+    log.catch_up()
+    checkpoints = len(log.checkpoints())
+    app.close()
+    store.close()
+    return {"events": written, "real": real, "copies": copies, "checkpoints": checkpoints,
+            "seconds": time.perf_counter() - started}
+
+
+# ---------------------------------------------------------------------------------------------- measures
+
+
+def measure(what: str, url: str, key: Path) -> dict[str, Any]:
+    app = open_app(url, None)
+    wall, cpu = time.perf_counter(), time.process_time()
+    if what == "raw":
+        count, start = 0, 0
+        while batch := app.recorder.select_notifications(start, READ_BATCH, inclusive_of_start=False):
+            for notification in batch:
+                app.mapper.to_domain_event(notification)
+            count += len(batch)
+            start = batch[-1].id
+        result: dict[str, Any] = {"events": count}
+    else:
+        from audit.keys import load_signing_key
+
+        os.environ["TRAMITA_VERIFIER_KEY"] = str(load_signing_key(key).verifier)
+        verdict = build_audit(app, open_store(url)).verify()
+        if not verdict.ok:
+            raise SystemExit(f"verification found tampering in a clean log: {verdict.findings[:3]}")
+        result = {"events": verdict.events, "covered": verdict.covered, "signatures": verdict.signatures_checked,
+                  "checkpoints": len(verdict.checkpoints)}
+    result.update(seconds=time.perf_counter() - wall, cpu=time.process_time() - cpu)
+    return result
+
+
+def child(what: str, url: str, key: Path) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, __file__, "--measure", what, "--database-url", url, "--key", str(key)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------- an act's cost
+
+
+def record_acts(url: str, key: Path | None, acts: int) -> tuple[float, float]:
+    """CPU seconds to record `acts` acts (with a key: signed, each with its receipt, the tree appended every 50
+    acts), and, with a key, the CPU seconds of the checkpoint signed afterwards (which checks every event
+    appended since the last one: the scheduler's hourly work, not an act's)."""
+    from domain.demo import voters_creation
+    from domain.registry import Municipality
+
+    app = open_app(url, key)
+    app.seed_registry(Actor("ibge-seed", "ibge"), date(1991, 12, 18))
+    store = open_store(url)
+    Projector(app, store).migrate()
+    audit = build_audit(app, store) if key else None
+    codes = [m.key for m in (app.repository.get(n.originator_id) for n in app.recorder.select_notifications(1, 100))
+             if isinstance(m, Municipality)][:8]
+    cases = [voters_creation(app, date(2026, 3, 2), code, f"Vila Bench {i}", area_km2="10", voters=30,
+                             first_title=30000000 + i * 100, zone="5") for i, code in enumerate(codes)]
+    issued: dict[str, str] = {}
+    cpu = time.process_time()
+    for n in range(acts):
+        case = cases[n % len(cases)]
+        if (n // len(cases)) % 2 == 0:
+            acted = app.issue_requisition(case, MESA, date(2026, 3, 4), body="ibge", items=["art-4-I"])
+            issued[case] = acted.result
+        else:
+            acted = app.receive_requisition(case, MESA, date(2026, 3, 4), requisition=issued[case])
+        if audit is not None:
+            audit.receipt(acted)
+            if n % 50 == 49:
+                audit.log.run_once()
+    if audit is not None:
+        audit.log.catch_up()
+    spent = time.process_time() - cpu
+    checkpoint = time.process_time()
+    if audit is not None:
+        audit.sign_checkpoint()
+    checkpoint = time.process_time() - checkpoint
+    app.close()
+    store.close()
+    return spent, checkpoint
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--acts", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--database-url")
+    parser.add_argument("--measure", choices=("raw", "verify"), help=argparse.SUPPRESS)
+    parser.add_argument("--key", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.database_url, Path(args.key))))
+        return
+    with tempfile.TemporaryDirectory(prefix="tramita-bench-verify-") as folder:
+        folder_path = Path(folder)
+        key = make_signer(folder_path)
+        url = args.database_url or f"sqlite:///{folder_path / 'log.sqlite'}"
+        made = generate(url, key, args.events)
+        print(f"log: {made['events']:,} events ({made['real']} recorded through the domain, {made['copies']:,} "
+              f"interleaved copies of the demo's cases), {made['checkpoints']} checkpoints, the last "
+              f"{UNCOVERED_SHARE:.0%} not yet covered; generated in {made['seconds']:.0f} s")
+        raws, verifies = [], []
+        for _ in range(args.repeat):
+            raws.append(child("raw", url, key))
+            verifies.append(child("verify", url, key))
+        raw = min(raws, key=lambda r: r["seconds"])
+        verify = min(verifies, key=lambda r: r["seconds"])
+        raw_rate, verify_rate = raw["events"] / raw["seconds"], verify["events"] / verify["seconds"]
+        print(f"raw library read + decode: {raw_rate:,.0f} events/s ({raw['seconds']:.1f} s, CPU {raw['cpu']:.1f} s)")
+        print(f"tramita verify (chains, tree vs {verify['checkpoints']} checkpoints, {verify['signatures']:,} "
+              f"signatures): {verify_rate:,.0f} events/s ({verify['seconds']:.1f} s, CPU {verify['cpu']:.1f} s)")
+        runs = [(record_acts(f"sqlite:///{folder_path / f'plain-{n}.sqlite'}", None, args.acts),
+                 record_acts(f"sqlite:///{folder_path / f'signed-{n}.sqlite'}", key, args.acts))
+                for n in range(ACT_RUNS)]  # in turn, the least of each kept: the machine's noise is one-sided
+        plain = min(unsigned for (unsigned, _), _ in runs)
+        signed, checkpoint = min(signed_run for _, signed_run in runs)
+        print(f"act CPU: {plain / args.acts * 1000:.2f} ms unsigned, {signed / args.acts * 1000:.2f} ms signed with "
+              f"its receipt and the tree's append ({(signed / plain - 1):+.1%}; goal <= +10%); the checkpoint "
+              f"after them, which checks each appended event: {checkpoint / args.acts * 1000:.2f} ms per act")
+        print(f"ratio: {verify_rate / raw_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()
