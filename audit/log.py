@@ -22,7 +22,6 @@ since the last one (chain, entry, signature): that refusal is the tamper alarm.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -33,7 +32,7 @@ from audit import merkle
 from audit.notes import (
     Checkpoint, NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature,
 )
-from domain import chain
+from audit.reading import read_stored, stored_chain_hash
 from projections.store import Store
 
 #: Notifications appended per transaction.
@@ -108,20 +107,6 @@ class Signed:
     checkpoint: StoredCheckpoint
     new: bool
     """False: the tree had not grown since the last checkpoint, which is returned."""
-
-
-def stored_chain_hash(app: Any, state: bytes) -> str:
-    """The chain hash an event's stored state holds ("" when the state does not decode or holds none)."""
-    try:
-        mapper = app.mapper
-        if mapper.cipher:
-            state = mapper.cipher.decrypt(state)
-        if mapper.compressor:
-            state = mapper.compressor.decompress(state)
-        value = json.loads(state).get("hash")
-    except Exception:  # undecodable bytes: the leaf commits to a zero hash; verify names the event
-        return ""
-    return value if isinstance(value, str) else ""
 
 
 class AuditLog:
@@ -365,28 +350,27 @@ class AuditLog:
         if (notification.originator_id, notification.originator_version) != (leaf.aggregate_id, leaf.version):
             return [f"{what}: the store now holds event {notification.originator_version} of "
                     f"{notification.originator_id} under its notification id"], False
-        try:
-            event = self.app.mapper.to_domain_event(notification)
-        except Exception as error:  # the stored bytes no longer decode: that is the finding
-            return [f"{what}: the stored event no longer decodes ({error})"], False
+        read = read_stored(self.app, notification)
+        if not read.decodes:
+            return [f"{what}: the stored event no longer decodes"], False
         problems = []
-        if event.hash != leaf.event_hash:
+        if read.hash != leaf.event_hash:
             problems.append(f"{what} was rewritten after it was logged (logged hash {leaf.event_hash[:12]}…, "
-                            f"stored {str(event.hash)[:12]}…)")
-        if chain.hash_of(event) != event.hash:
+                            f"stored {read.hash[:12]}…)")
+        if not read.content_ok:
             problems.append(f"{what}: its content does not match its hash (altered)")
         if leaf.version > 1:
             previous = self.leaf_of(leaf.aggregate_id, leaf.version - 1)
-            if previous is None or event.prev_hash != previous.event_hash:
+            if previous is None or read.prev_hash != previous.event_hash:
                 problems.append(f"{what}: its prev_hash does not match the event before it in the log")
-        signature = getattr(event, "signature", None)
-        if signature is None:
+        if read.signature is None:
             if signing_began:
                 problems.append(f"{what} carries no signature although signing had begun: forged, or recorded "
                                 "by a process without the signing key")
-        elif not verify_event_signature(verifier, entry_of(leaf.aggregate_id, leaf.version, event.hash), signature):
+        elif not verify_event_signature(verifier, entry_of(leaf.aggregate_id, leaf.version, read.hash),
+                                        read.signature):
             problems.append(f"{what}: its signature does not verify (forged or altered)")
-        return problems, signature is not None
+        return problems, read.signature is not None
 
     # ------------------------------------------------------------------ witnesses
 

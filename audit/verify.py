@@ -16,17 +16,15 @@ through the verifier key given from outside (never a key read from the database)
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-import orjson
-
 from audit import merkle
-from audit.log import AuditLog, stored_chain_hash
+from audit.log import AuditLog
 from audit.notes import NoteError, Verifier, entry_of, open_checkpoint, verify_event_signature
+from audit.reading import StoredRead, read_stored
 from audit.receipts import open_receipt
 from domain import chain
 
@@ -234,74 +232,11 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
     return verdict
 
 
-@dataclass
-class _Read:
-    """What verification needs of one stored event, read straight from its stored JSON."""
-
-    event_type: str
-    hash: str
-    prev_hash: str | None
-    signature: str | None
-    name: str | None
-    content_ok: bool
-    decodes: bool = True
-
-
-#: The library's typed JSON values, as they appear in a stored event, and the recipe's tags for them. Inside a JSON
-#: string a quote is escaped, so these byte sequences only ever occur as the typed values themselves.
-_TYPED = ((b'{"_type_":"date_iso","_data_":', b'{"$date":'),
-          (b'{"_type_":"datetime_iso","_data_":', b'{"$datetime":'),
-          (b'{"_type_":"decimal_str","_data_":', b'{"$decimal":'))
-
-
-def _read(app: Any, notification: Any) -> _Read:
-    """The event's chain fields and whether its content matches its hash.
-
-    Fast path: the recipe's document is built from the stored JSON itself (its typed values mapped onto the
-    recipe's tags, orjson encoding it with sorted keys exactly as the recipe's `json.dumps` does), which is what
-    decoding the event and encoding it again gives. Whenever that does not give the stored hash (an upcast event,
-    a class moved to another topic, a UUID or an unusual value in the payload, or an altered event), the event is
-    decoded by the library and hashed from its object, as `domain.chain.hash_of` does: the fast path only ever
-    saves time, it never decides that an event is altered.
-    """
-    event_type = notification.topic.rsplit(":", 1)[-1]
-    try:
-        state = notification.state
-        mapper = app.mapper
-        if mapper.cipher:
-            state = mapper.cipher.decrypt(state)
-        if mapper.compressor:
-            state = mapper.compressor.decompress(state)
-        for typed, tagged in _TYPED:
-            state = state.replace(typed, tagged)
-        if b'"_type_"' not in state:  # every typed value mapped (a UUID in the payload takes the slow path)
-            document = orjson.loads(state)
-            stored_hash = document.pop("hash", None)
-            signature = document.pop("signature", None)
-            document.pop("originator_topic", None)  # the other field the recipe leaves out (chain.EXCLUDED_FIELDS)
-            document["originator_id"] = {"$uuid": str(notification.originator_id)}
-            document["originator_version"] = notification.originator_version
-            document["type"] = event_type
-            if hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest() == stored_hash:
-                return _Read(event_type, stored_hash, document.get("prev_hash"), signature,
-                             document.get("number") or document.get("key"), True)
-    except Exception:  # noqa: S110 - judged below through the library's decoding, which names the problem
-        pass
-    try:
-        event = app.mapper.to_domain_event(notification)
-    except Exception:  # undecodable stored bytes: that is the finding
-        return _Read(event_type, stored_chain_hash(app, notification.state), None, None, None, False, False)
-    chain_hash = event.hash if isinstance(getattr(event, "hash", None), str) else ""
-    return _Read(type(event).__qualname__, chain_hash, getattr(event, "prev_hash", None),
-                 getattr(event, "signature", None), getattr(event, "number", None) or getattr(event, "key", None),
-                 chain.hash_of(event) == chain_hash)
-
-
-def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict: Verdict) -> _Read:
+def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict: Verdict) -> StoredRead:
     """Read the event and check its link in its aggregate's chain."""
     aggregate_id, version = notification.originator_id, notification.originator_version
     head = heads.get(aggregate_id)
-    read = _read(app, notification)
+    read = read_stored(app, notification)
     label = head.label if head else (str(read.name) if read.name else
                                      f"{read.event_type.split('.')[0]} {aggregate_id}")
     previous_version, previous_hash = (head.version, head.hash) if head else (0, chain.GENESIS)
