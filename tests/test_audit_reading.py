@@ -4,7 +4,7 @@ hash the published recipe gives the decoded event, and whenever it does not, the
 from __future__ import annotations
 
 from domain import chain
-from domain.demo import seed_demo
+from domain.demo import creation_1992, seed_demo
 from audit.reading import read_stored
 from tests.conftest import make_app
 from tests.test_chain import StoredEvents
@@ -40,7 +40,7 @@ def test_every_demo_event_read_from_its_stored_json_gives_the_recipes_hash(tmp_p
 def test_an_altered_stored_event_reads_as_not_matching_its_hash(tmp_path):
     url = f"sqlite:///{tmp_path / 'demo.sqlite'}"
     app = make_app(url)
-    seed_demo(app, lambda line: None)
+    creation_1992(app, lambda line: None)
     with StoredEvents(url) as stored:
         originator_id, version, state = stored.event_of_type("Case.PlebisciteResultHomologated")
         stored.set_state(originator_id, version, state.replace(b'"yes":600', b'"yes":601'))
