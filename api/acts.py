@@ -17,7 +17,9 @@ from flask_smorest import Blueprint
 from marshmallow import Schema
 
 from api import schemas as s
-from api.http import acted_response, competent, expected_version, idempotent_request, tramita, write_doc
+from api.http import (
+    acted_response, competent, expected_version, idempotent_request, receipt_of, tramita, write_doc,
+)
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,8 @@ def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
     acted = app.idempotently(idempotent_request("figure-recorded"),
                              lambda: app.record_figure(ibge_code, g.actor, occurred_on, **data))
     headers = {"Idempotent-Replayed": "true"} if acted.replayed else {}
-    return {"act": "figure-recorded", "municipality": acted.number, "version": acted.version}, 201, headers
+    return {"act": "figure-recorded", "municipality": acted.number, "version": acted.version,
+            "receipt": receipt_of(acted)}, 201, headers
 
 
 def _register(act: Act) -> None:

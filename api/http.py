@@ -120,8 +120,13 @@ def acted_response(act: str, acted: Acted, *, status: int) -> tuple[dict[str, An
     if acted.replayed:
         headers["Idempotent-Replayed"] = "true"
     body = {"act": act, "version": acted.version, "result": acted.result, "case": app.case_document(case),
-            "receipt": current_app.extensions["tramita.audit"].receipt(acted)}
+            "receipt": receipt_of(acted)}
     return body, status, headers
+
+
+def receipt_of(acted: Acted) -> dict[str, Any] | None:
+    """The act's signed receipt (docs/audit.md), which every 2xx answer to an act carries."""
+    return current_app.extensions["tramita.audit"].receipt(acted)
 
 
 WRITE_PARAMETERS = [

@@ -282,6 +282,7 @@ class FigureActedSchema(Schema):
     act = fields.String(required=True)
     municipality = fields.String(required=True, metadata={"description": "the IBGE code"})
     version = fields.Integer(required=True, metadata={"description": "the municipality's version in the registry"})
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={"description": "the signed receipt of the act"})
 
 
 class CaseQuerySchema(Schema):

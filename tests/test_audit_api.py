@@ -165,3 +165,14 @@ def test_a_receipt_whose_event_was_later_rewritten_or_deleted_proves_the_tamperi
     forged.write_text(intruder.sign_note(open_note(answer["receipt"]["note"], api.signer.verifier)), encoding="utf-8")
     assert main(["verify", "--receipt", str(forged)]) == 1
     assert "does not verify with the key" in capsys.readouterr().out
+
+
+def test_a_registry_figures_answer_carries_the_receipt_of_the_municipalitys_event(api):
+    response = api.client.post(f"/municipalities/{PLACIDO}/figures", headers=api.headers("ibge"),
+                               json={"occurred_on": "1991-12-19", "figure": "population", "value": 9000,
+                                     "as_of": "1991-12-01", "source": "test: illustrative 1991 figure"})
+    assert response.status_code == 201, response.get_json()
+    answer = response.get_json()
+    receipt = open_receipt(answer["receipt"]["note"], api.signer.verifier)
+    [stored] = api.app.recorder.select_notifications(receipt.notification_id, 1)
+    assert (stored.originator_id, stored.originator_version) == (receipt.aggregate_id, answer["version"])
