@@ -87,6 +87,8 @@ class VerdictSchema(Schema):
     aggregates = fields.Integer(required=True)
     altered_chains = fields.Integer(required=True)
     signed_events = fields.Integer(required=True)
+    unsigned_covered = fields.Integer(required=True, metadata={"description": "unsigned events (recorded before "
+                                                               "the key existed) a checkpoint covers instead"})
     signatures_checked = fields.Integer(required=True)
     covered = fields.Integer(required=True, metadata={"description": "the largest checkpoint the events match"})
     not_yet_covered = fields.Integer(required=True)

@@ -62,6 +62,9 @@ def store_verdict(verdict: Verdict) -> str:
         lines.append(f"checkpoints: {len(verified)} with a valid signature (sizes {sizes[0]}..{sizes[-1]}); the "
                      f"tree rebuilt from the {verdict.events} stored events "
                      + (f"matches every one up to size {verdict.covered}" if verdict.covered else "matches none"))
+    if verdict.unsigned_covered:
+        lines.append(f"{verdict.unsigned_covered} events carry no signature (recorded before the signing key "
+                     "existed): the checkpoints cover them instead")
     lines.append(f"not yet covered by a checkpoint: {verdict.not_yet_covered} events"
                  + (f" ({verdict.signatures_checked} signatures checked)" if verdict.signatures_checked else ""))
     lines += [f"warning: {warning}" for warning in verdict.warnings]

@@ -72,6 +72,8 @@ class Verdict:
     aggregates: int = 0
     altered_chains: int = 0
     signed_events: int = 0
+    unsigned_covered: int = 0
+    """Events without a signature (recorded before the key existed) that a verified checkpoint covers instead."""
     signatures_checked: int = 0
     covered: int = 0
     """The size of the largest checkpoint verified against the rebuilt tree (0: none)."""
@@ -97,6 +99,7 @@ class Verdict:
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "events": self.events, "aggregates": self.aggregates,
                 "altered_chains": self.altered_chains, "signed_events": self.signed_events,
+                "unsigned_covered": self.unsigned_covered,
                 "signatures_checked": self.signatures_checked, "covered": self.covered,
                 "not_yet_covered": self.not_yet_covered, "checkpoints": [c.as_dict() for c in self.checkpoints],
                 "findings": [f.as_dict() for f in self.findings], "more_findings": self.more_findings,
@@ -210,7 +213,9 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
                                             "signature does not verify with the log's key (forged or altered)",
                                             str(notification.originator_id), head.label,
                                             notification.originator_version))
-            elif index >= coverage and signing_began:
+            elif index < coverage:
+                verdict.unsigned_covered += 1
+            elif signing_began:
                 head = heads[notification.originator_id]
                 verdict.add(Finding("unsigned", f"{head.label}, event {notification.originator_version} "
                                     f"({read.event_type}) carries no signature "

@@ -249,3 +249,24 @@ def test_verifying_an_unreachable_database_is_an_error(monkeypatch, capsys):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", "postgresql://tramita@127.0.0.1:1/none?connect_timeout=1")
     assert main(["verify"]) == 2
     assert "cannot read the store" in capsys.readouterr().err
+
+
+def test_events_recorded_before_the_key_existed_are_covered_by_the_first_checkpoint_and_the_verdict_says_so(
+        database_url, tmp_path, monkeypatch, capsys):
+    for variable in ("TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR", "TRAMITA_WITNESS_URL", "TRAMITA_SIGNING_KEY"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    legacy = make_app(database_url)  # no key yet: an earlier deployment
+    creation_1992(legacy, lambda line: None)
+    unsigned = legacy.recorder.max_notification_id()
+    monkeypatch.setenv("TRAMITA_SIGNING_KEY", str(tmp_path / "signing.key"))
+    monkeypatch.setenv("TRAMITA_LOG_ORIGIN", ORIGIN)
+    assert main(["keys", "init"]) == 0 and main(["migrate"]) == 0 and main(["checkpoint"]) == 0
+    signed = make_app(database_url, seed=False, signer=load_signing_key(tmp_path / "signing.key"))
+    signed.issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    capsys.readouterr()
+    assert main(["verify"]) == 0
+    out = capsys.readouterr().out
+    assert f"{unsigned} events carry no signature (recorded before the signing key existed): the checkpoints " \
+           "cover them instead" in out
+    assert "not yet covered by a checkpoint: 1 events" in out and "VERDICT: intact" in out
