@@ -83,7 +83,7 @@ def test_each_published_go_key_pair_derives_its_verifier_key(signer_key, verifie
     assert Verifier.parse(verifier_key) == signer.verifier
 
 
-def _manglings(key: str) -> list[str]:
+def manglings(key: str) -> list[str]:
     """Go's TestNewVerifier and TestNewSigner manglings: every shorter substring, and each byte plus one."""
     substrings = {key[i:j] for i in range(len(key) + 1) for j in range(i + 1, len(key) + 1)} - {key}
     bumped = {key[:i] + chr(ord(key[i]) + 1) + key[i + 1:] for i in range(len(key))}
@@ -108,11 +108,11 @@ def test_every_mangling_of_the_published_verifier_key_is_refused():
         "PeterNeumann+cc469956+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TWBADKEY==",
         "PeterNeumann+173116ae+ZRpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW",
     ]
-    assert _accepted(Verifier.parse, _manglings(PETER_VERIFIER_KEY) + published_bad_keys) == []
+    assert _accepted(Verifier.parse, manglings(PETER_VERIFIER_KEY) + published_bad_keys) == []
 
 
 def test_every_mangling_of_the_published_signer_key_is_refused():
-    assert _accepted(Signer.parse, _manglings(PETER_SIGNER_KEY)) == []
+    assert _accepted(Signer.parse, manglings(PETER_SIGNER_KEY)) == []
 
 
 # ---------------------------------------------------------------------------------------------------- notes
