@@ -381,7 +381,7 @@ def _subproof(m: int, entries: list[bytes], whole: bool) -> list[bytes]:
 # ------------------------------------------------------------------------------------------ random logs
 
 MAX_LEAVES = 300
-PROPERTY = settings(max_examples=40, deadline=None)
+PROPERTY = settings(max_examples=25, deadline=None)
 
 
 class Log:
