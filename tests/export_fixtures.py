@@ -228,9 +228,10 @@ def strip_signature(lines: list[dict[str, Any]], version: int) -> list[dict[str,
 
 
 def forged_signature(lines: list[dict[str, Any]], entry: bytes) -> str:
-    """A signature that claims the log's key (its key ID, read from the export's signatures) but is made with
-    `FORGER`'s: what a forger without the log's private key can best do."""
-    signature = next(line["signature"] for line in lines[:-1] if line.get("signature"))
+    """A signature that claims the log's key (its key ID, read from an event's signature or the case head's) but is
+    made with `FORGER`'s: what a forger without the log's private key can best do."""
+    signature = next((line["signature"] for line in lines[:-1] if line.get("signature")), None)
+    signature = signature or lines[-1]["case_head"].rstrip("\n").rpartition(" ")[2]
     key_id = base64.b64decode(signature)[:4]
     return base64.b64encode(key_id + FORGER.sign(EVENT_SIGNATURE_CONTEXT + entry)).decode()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import base64
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -241,6 +242,55 @@ def test_an_export_that_is_not_utf8_is_rejected(genuine, tmp_path):
     export = fx.write_export(tmp_path / "export.jsonl", genuine.lines)
     export.write_bytes(export.read_bytes().replace("às".encode(), b"\xe0s", 1))
     assert_rejected(run(export, genuine.verifier_key), ["not UTF-8"])
+
+
+GENUINE = fx.build_export()
+GENUINE_TEXT = "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in GENUINE.lines)
+GENUINE_KEY = verify_export.parse_key(GENUINE.verifier_key)
+
+
+def _event_identities(text: str) -> list[tuple]:
+    lines = [json.loads(line) for line in text.splitlines()]
+    return [(line["originator_id"]["$uuid"], line["originator_version"], line["hash"]) for line in lines[:-1]]
+
+
+@st.composite
+def changed_texts(draw) -> str:
+    """The genuine export's text with one change: a character replaced, a span deleted or repeated, two lines
+    swapped, or the text cut."""
+    text, lines = GENUINE_TEXT, GENUINE_TEXT.splitlines(keepends=True)
+    kind = draw(st.sampled_from(["replace", "delete", "repeat", "swap", "cut"]))
+    at = draw(st.integers(0, len(text) - 1))
+    if kind == "replace":
+        character = draw(st.sampled_from('0123456789abcdef{}[]":,. +/=\\n\t\\u2014') | st.characters())
+        return text[:at] + character + text[at + 1:]
+    if kind == "cut":
+        return text[:at]
+    if kind == "swap":
+        i, j = draw(st.lists(st.integers(0, len(lines) - 1), min_size=2, max_size=2, unique=True))
+        lines[i], lines[j] = lines[j], lines[i]
+        return "".join(lines)
+    length = draw(st.integers(1, 80))
+    return text[:at] + text[at + length:] if kind == "delete" else text[:at + length] + text[at:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(changed_texts())
+def test_no_change_to_an_export_crashes_the_verifier_or_passes_other_events_off_as_signed(text):
+    verdict = verify_export.check_export(text, GENUINE_KEY)
+    if not verdict.problems:  # a change it accepts leaves the same events: spacing, or base64's unused bits
+        assert _event_identities(text) == _event_identities(GENUINE_TEXT)
+
+
+@pytest.mark.parametrize("change", [
+    lambda text: text.replace("tramita.example/acre\\n", "tramita.example/acre\\ud800\\n", 1),
+    lambda text: text.replace('"rule_versions": {}', '"rule_versions": ' + "[" * 5000 + "]" * 5000, 1),
+    lambda text: text.replace('"days_late": 0', '"days_late": ' + "9" * 5000, 1),
+], ids=["a lone surrogate in a note", "arrays nested 5000 deep", "a number of 5000 digits"])
+def test_a_hostile_export_is_rejected_not_crashed_on(change):
+    text = change(GENUINE_TEXT)
+    assert text != GENUINE_TEXT
+    assert verify_export.check_export(text, GENUINE_KEY).problems
 
 
 # ---------------------------------------------------------------------------------------------- usage errors

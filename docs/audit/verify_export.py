@@ -138,6 +138,10 @@ def open_note(note: str, key: Key) -> str:
     """
     if not isinstance(note, str):
         raise Invalid("it is not a signed note (not a string)")
+    try:
+        note.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid("it is not a signed note (not UTF-8: it holds a lone surrogate)") from None
     if any(c < " " and c != "\n" for c in note):
         raise Invalid("it is not a signed note (it holds a control character)")
     split = note.rfind("\n\n")
@@ -237,8 +241,12 @@ def parse_json(text: str) -> Any:
 
     try:
         return json.loads(text, object_pairs_hook=members, parse_float=no_float, parse_constant=no_float)
+    except Invalid:
+        raise
     except json.JSONDecodeError as error:
         raise Invalid(f"it is not JSON ({error.msg} at column {error.colno})") from None
+    except (ValueError, RecursionError) as error:  # a number of thousands of digits, arrays nested thousands deep
+        raise Invalid(f"it is not JSON that the format allows ({error})") from None
 
 
 def document_hash(line: dict[str, Any]) -> str:
@@ -291,7 +299,9 @@ def parse_event(number: int, line: dict[str, Any]) -> Event:
     try:
         case_id = UUID(originator["$uuid"])
     except ValueError:
-        raise Invalid("its `originator_id` is not a UUID") from None
+        case_id = None
+    if case_id is None or str(case_id) != originator["$uuid"]:
+        raise Invalid("its `originator_id` is not a UUID in canonical lower-case form")
     version = line.get("originator_version")
     if not is_count(version) or not 1 <= version <= MAX_SIZE:
         raise Invalid("its `originator_version` is not a whole number from 1 (below 2^64)")
