@@ -155,10 +155,13 @@ def read_export(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
 
 
+def export_text(lines: list[dict[str, Any]]) -> str:
+    """As the application writes an export: one JSON object a line, sorted keys, not ASCII-escaped."""
+    return "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines)
+
+
 def write_export(path: Path, lines: list[dict[str, Any]]) -> Path:
-    """As the application writes it: one JSON object a line, sorted keys, UTF-8."""
-    Path(path).write_text("".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in lines),
-                          encoding="utf-8")
+    Path(path).write_text(export_text(lines), encoding="utf-8")
     return Path(path)
 
 

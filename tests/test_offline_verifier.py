@@ -45,14 +45,20 @@ def _load_verifier():
 verify_export = _load_verifier()
 
 
-def run(export: Path, key: str, *, program: Path = VERIFIER, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(program), str(export), "--key", key], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+GENUINE = fx.build_export()
+GENUINE_TEXT = fx.export_text(GENUINE.lines)
+GENUINE_KEY = verify_export.parse_key(GENUINE.verifier_key)
 
 
-@pytest.fixture(scope="module")
+def run(export: Path, key: str) -> subprocess.CompletedProcess:
+    """The verifier as an auditor runs it."""
+    return subprocess.run([sys.executable, str(VERIFIER), str(export), "--key", key], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
 def genuine() -> fx.SyntheticExport:
-    return fx.build_export()
+    return GENUINE
 
 
 def problems(result: subprocess.CompletedProcess) -> list[str]:
@@ -242,11 +248,6 @@ def test_an_export_that_is_not_utf8_is_rejected(genuine, tmp_path):
     export = fx.write_export(tmp_path / "export.jsonl", genuine.lines)
     export.write_bytes(export.read_bytes().replace("às".encode(), b"\xe0s", 1))
     assert_rejected(run(export, genuine.verifier_key), ["not UTF-8"])
-
-
-GENUINE = fx.build_export()
-GENUINE_TEXT = "".join(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n" for line in GENUINE.lines)
-GENUINE_KEY = verify_export.parse_key(GENUINE.verifier_key)
 
 
 def _event_identities(text: str) -> list[tuple]:
