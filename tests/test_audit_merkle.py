@@ -432,6 +432,13 @@ def _alter(value: bytes, data) -> bytes:
     return value[:bit // 8] + bytes([value[bit // 8] ^ (1 << bit % 8)]) + value[bit // 8 + 1:]
 
 
+def _another(data, candidates: range, value: int, label: str) -> int:
+    """A number of `candidates` other than `value` (the example is dropped when there is none)."""
+    others = [n for n in candidates if n != value]
+    assume(others)
+    return data.draw(st.sampled_from(others), label=label)
+
+
 def _swap_two_different_steps(proof: list[bytes], data) -> list[bytes]:
     i, j = data.draw(st.lists(st.integers(0, len(proof) - 1), min_size=2, max_size=2, unique=True), label="steps")
     swapped = list(proof)
@@ -527,7 +534,7 @@ def test_two_swapped_proof_steps_fail_the_inclusion_check(case, data):
 @given(inclusions(min_size=2), st.data())
 def test_another_leaf_index_fails_the_inclusion_check(case, data):
     log, size, index, path = case
-    other = data.draw(st.integers(0, size - 1).filter(lambda i: i != index), label="other index")
+    other = _another(data, range(size), index, "other index")
     with pytest.raises(ProofError):
         verify_inclusion(other, size, log.leaves[index], path, log.root(size))
 
@@ -536,7 +543,7 @@ def test_another_leaf_index_fails_the_inclusion_check(case, data):
 @given(inclusions(min_size=2), st.data())
 def test_a_path_for_one_tree_size_fails_against_another_sizes_root(case, data):
     log, size, index, path = case
-    other = data.draw(st.integers(index + 1, len(log.leaves)).filter(lambda n: n != size), label="other size")
+    other = _another(data, range(index + 1, len(log.leaves) + 1), size, "other size")
     with pytest.raises(ProofError):
         verify_inclusion(index, other, log.leaves[index], path, log.root(other))
 
@@ -608,7 +615,7 @@ def test_two_swapped_proof_steps_fail_the_consistency_check(case, data):
 @given(consistencies(), st.data())
 def test_a_proof_for_another_first_size_fails_the_consistency_check(case, data):
     log, first, second, proof = case
-    other = data.draw(st.integers(1, second - 1).filter(lambda m: m != first), label="other first size")
+    other = _another(data, range(1, second), first, "other first size")
     with pytest.raises(ProofError):
         verify_consistency(other, second, log.root(other), log.root(second), proof)
 
@@ -617,7 +624,7 @@ def test_a_proof_for_another_first_size_fails_the_consistency_check(case, data):
 @given(consistencies(), st.data())
 def test_a_proof_for_another_second_size_fails_the_consistency_check(case, data):
     log, first, second, proof = case
-    other = data.draw(st.integers(first + 1, len(log.leaves)).filter(lambda n: n != second), label="other size")
+    other = _another(data, range(first + 1, len(log.leaves) + 1), second, "other size")
     with pytest.raises(ProofError):
         verify_consistency(first, other, log.root(first), log.root(other), proof)
 
