@@ -63,6 +63,13 @@ def inclusion_proof(index: int, size: int, subtree: Subtree) -> list[bytes]:
     """PATH(m, D[n]) of §2.1.3.1: the sibling hashes from the leaf up to the root, nearest first."""
     if not 0 <= index < size:
         raise ProofError(f"leaf {index} is not in a tree of size {size}")
+    try:
+        return _inclusion_path(index, size, subtree)
+    except IndexError:
+        raise ProofError(f"the tree has fewer than {size} leaves") from None
+
+
+def _inclusion_path(index: int, size: int, subtree: Subtree) -> list[bytes]:
     path: list[bytes] = []
     lo, hi, m = 0, size, index
     while hi - lo > 1:
@@ -106,6 +113,7 @@ def root_from_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes
     """§2.1.3.2: the root that `path` proves `leaf` (at `index`, in a tree of `size`) is under."""
     if not 0 <= index < size:
         raise ProofError(f"leaf index {index} is not below the tree size {size}")
+    _require_hash(leaf)
     fn, sn, r = index, size - 1, leaf
     for p in path:
         _require_hash(p)
@@ -126,6 +134,7 @@ def root_from_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes
 
 def verify_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes) -> None:
     """Raise ProofError unless `path` proves `leaf` at `index` in the tree of `size` whose root is `root`."""
+    _require_hash(root)
     if root_from_inclusion(index, size, leaf, path) != root:
         raise ProofError(f"leaf {index} is not in the tree of size {size} with that root")
 
@@ -178,7 +187,7 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
 
 def _require_hash(value: bytes) -> None:
     if not isinstance(value, bytes) or len(value) != HASH_SIZE:
-        raise ProofError("a proof step is not a 32-byte hash")
+        raise ProofError("a leaf, root or proof step is not a 32-byte hash")
 
 
 class Frontier:

@@ -18,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -148,10 +149,11 @@ class Signer:
 
 
 def _require_text(text: str) -> None:
-    if not text.endswith("\n") or "\n\n" in text or text.startswith("\n"):
-        raise NoteError("a note's text is non-empty lines, each ending in a newline")
-    if any(c != "\n" and not c.isprintable() for c in text):
-        raise NoteError("a note's text holds only printable characters and newlines")
+    """C2SP signed-note: the text is UTF-8, ends in a newline, and holds no control character but newlines."""
+    if not text.endswith("\n"):
+        raise NoteError("a note's text ends in a newline")
+    if any(c != "\n" and unicodedata.category(c) == "Cc" for c in text):
+        raise NoteError("a note's text holds no control characters other than newlines")
 
 
 @dataclass(frozen=True)
@@ -179,10 +181,11 @@ class SignedNote:
         return cls(text, tuple(signatures))
 
     def verified_by(self, verifier: Verifier) -> bool:
-        """Some signature line is this key's and verifies over the text."""
+        """Some signature line is this key's and verifies over the text, and none of this key's fails (a note
+        with a bad signature by a known key is rejected, as Go's note package does)."""
         message = self.text.encode("utf-8")
-        return any(name == verifier.name and raw[:4] == verifier.hash_bytes and verifier.verify(message, raw[4:])
-                   for name, raw in self.signatures)
+        mine = [raw[4:] for name, raw in self.signatures if name == verifier.name and raw[:4] == verifier.hash_bytes]
+        return bool(mine) and all(verifier.verify(message, signature) for signature in mine)
 
 
 def open_note(note: str, verifier: Verifier) -> str:
@@ -219,8 +222,8 @@ class Checkpoint:
         if len(lines) < 4 or lines[-1] != "":
             raise NoteError("a checkpoint has at least three lines: origin, size, root hash")
         origin, size, root = lines[0], lines[1], lines[2]
-        if not origin or not re.fullmatch(r"0|[1-9][0-9]{0,19}", size):
-            raise NoteError("a checkpoint's second line is the tree size in decimal")
+        if not origin or not re.fullmatch(r"0|[1-9][0-9]{0,19}", size) or int(size) >= 2**64:
+            raise NoteError("a checkpoint's second line is the tree size in decimal (below 2^64)")
         digest = _b64decode(root, "the checkpoint's root hash")
         if len(digest) != 32:
             raise NoteError("a checkpoint's root hash is 32 bytes")

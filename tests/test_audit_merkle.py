@@ -286,10 +286,7 @@ LEAF_HASH = leaf_hash(b"data")
     (LEAF_HASH, LEAF_HASH, True),
     (LEAF_HASH, b"", False),
     (b"", LEAF_HASH, False),
-    pytest.param(b"", b"", False, marks=pytest.mark.xfail(strict=True, reason=(
-        "audit.merkle.root_from_inclusion never checks that the leaf is a 32-byte hash (nor verify_inclusion the "
-        "root), so verify_inclusion(0, 1, b'', [], b'') passes; transparency-dev/merkle refuses it "
-        "('leafHash has unexpected size')"))),
+    (b"", b"", False),
 ], ids=["leaf and root alike", "empty leaf", "empty root", "empty leaf and root"])
 def test_a_single_entry_tree_proves_its_leaf_only_when_leaf_and_root_are_that_hash(root, leaf, accepted):
     # transparency-dev/merkle, proof/verify_test.go: TestVerifyInclusionSingleEntry.

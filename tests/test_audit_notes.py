@@ -268,10 +268,6 @@ def test_a_malformed_checkpoint_text_is_refused(text):
         Checkpoint.parse(text)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "audit.notes.Checkpoint.parse bounds the size to 20 digits (r'0|[1-9][0-9]{0,19}') instead of 2**64 - 1, so "
-    "'Log\\n18446744073709551616\\n<root>\\n' parses to size 2**64; transparency-dev/formats (strconv.ParseUint, "
-    "64 bits) refuses it"))
 def test_a_checkpoint_size_beyond_64_bits_is_refused():
     assert Checkpoint.parse(f"Log\n18446744073709551615\n{ROOT_B64}\n").size == 2**64 - 1
     with pytest.raises(NoteError):
