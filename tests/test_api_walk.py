@@ -33,14 +33,19 @@ def record_1991_figures(api: ApiHarness) -> None:
             assert response.status_code == 201, response.get_json()
 
 
-def petition_to_law(api: ApiHarness) -> str:
-    """Art. 8-17 over HTTP: petition, findings, plebiscite, communication, plenary, bill, law. The case id."""
+def open_1991_petition(api: ApiHarness) -> dict:
+    """Art. 8, 9 over HTTP: the registry's 1991 figures, then the Governor's petition; the answer."""
     record_1991_figures(api)
-    opened = api.open_case(
+    return api.open_case(
         "governor", date(1991, 12, 19), kind="creation", municipalities=[PLACIDO, GUIOMARD],
         areas=[{"municipality": PLACIDO, "area_km2": "420.5", "description": "Vila Extrema"},
                {"municipality": GUIOMARD, "area_km2": "180", "description": "Nova Califórnia"}],
         proposed_name="Vila Extrema", documents=ART_9_DOCUMENTS)
+
+
+def petition_to_law(api: ApiHarness) -> str:
+    """Art. 8-17 over HTTP: petition, findings, plebiscite, communication, plenary, bill, law. The case id."""
+    opened = open_1991_petition(api)
     case = opened["case"]["id"]
     assert opened["case"]["frozen"] == [PLACIDO, GUIOMARD]
     for actor, item, value, by_origin, tax in FINDINGS_1991:

@@ -16,8 +16,8 @@ from audit.notes import Signer, entry_of, open_checkpoint, open_note
 from audit.receipts import open_receipt
 from tests.api_client import ApiHarness
 from tests.conftest import BACKENDS
-from domain.demo import ART_9_DOCUMENTS, GUIOMARD, PLACIDO
-from tests.test_api_walk import petition_to_law, record_1991_figures
+from domain.demo import GUIOMARD, PLACIDO
+from tests.test_api_walk import open_1991_petition, petition_to_law
 from tests.test_chain import StoredEvents
 
 ORIGIN = "tramita.test/acre"
@@ -41,12 +41,7 @@ def unb64(values: list[str]) -> list[bytes]:
 
 def test_every_act_answer_carries_a_receipt_signed_by_the_logs_key(api):
     verifier = api.signer.verifier
-    record_1991_figures(api)
-    opened = api.open_case(
-        "governor", date(1991, 12, 19), kind="creation", municipalities=[PLACIDO, GUIOMARD],
-        areas=[{"municipality": PLACIDO, "area_km2": "420.5", "description": "Vila Extrema"},
-               {"municipality": GUIOMARD, "area_km2": "180", "description": "Nova Califórnia"}],
-        proposed_name="Vila Extrema", documents=ART_9_DOCUMENTS)
+    opened = open_1991_petition(api)
     case = opened["case"]["id"]
     petition = open_receipt(opened["receipt"]["note"], verifier)
     assert (str(petition.aggregate_id), petition.version) == (case, 1)

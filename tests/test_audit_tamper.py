@@ -154,41 +154,39 @@ def test_an_event_rewritten_with_every_later_hash_recomputed_is_found(signed, ca
     assert "no longer give the root signed by the checkpoint" in out
 
 
-def test_a_forged_act_appended_with_a_correct_hash_is_found(signed, capsys):
+def append_forged_act(signed: Signed, *, copy_signature: bool) -> int:
+    """Append to the case a copy of its last act, chained and hashed by the published recipe, either unsigned or
+    with the last act's signature copied; its version."""
     app = signed.app()
     with StoredEvents(signed.url) as stored:
-        rows = _rows_of(stored, signed.case_id)
-        last_version, last_state = rows[-1]
+        last_version, last_state = _rows_of(stored, signed.case_id)[-1]
         [(topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND originator_version = ?",
                                     stored.id_of(signed.case_id), last_version)
         forged = dict(last_state, prev_hash=last_state["hash"])
-        forged.pop("signature")
+        if not copy_signature:
+            forged.pop("signature")
         forged["hash"] = _rehash(app, signed.case_id, last_version + 1, topic, forged)
         stored.execute("INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
                        stored.id_of(signed.case_id), last_version + 1, topic, json.dumps(forged).encode())
+    return last_version + 1
+
+
+def test_a_forged_act_appended_with_a_correct_hash_is_found(signed, capsys):
+    forged = append_forged_act(signed, copy_signature=False)
     assert signed.app().verify(signed.number).ok  # the chain is intact: only the signature is missing
     code, out = signed.verify(capsys)
     assert code == 1
-    assert f"UNSIGNED: {signed.number}, event {last_version + 1}" in out and "forged" in out
+    assert f"UNSIGNED: {signed.number}, event {forged}" in out and "forged" in out
     capsys.readouterr()
     assert main(["checkpoint"]) == 1  # the log refuses to sign over it: the tamper alarm
     assert "TAMPER ALARM" in capsys.readouterr().err
 
 
 def test_a_forged_act_with_a_signature_copied_from_another_event_is_found(signed, capsys):
-    app = signed.app()
-    with StoredEvents(signed.url) as stored:
-        rows = _rows_of(stored, signed.case_id)
-        last_version, last_state = rows[-1]
-        [(topic,)] = stored.execute("SELECT topic FROM {table} WHERE originator_id = ? AND originator_version = ?",
-                                    stored.id_of(signed.case_id), last_version)
-        forged = dict(last_state, prev_hash=last_state["hash"])
-        forged["hash"] = _rehash(app, signed.case_id, last_version + 1, topic, forged)  # keeps the old signature
-        stored.execute("INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES (?, ?, ?, ?)",
-                       stored.id_of(signed.case_id), last_version + 1, topic, json.dumps(forged).encode())
+    forged = append_forged_act(signed, copy_signature=True)
     code, out = signed.verify(capsys)
     assert code == 1
-    assert f"FORGED: {signed.number}, event {last_version + 1}: its signature does not verify" in out
+    assert f"FORGED: {signed.number}, event {forged}: its signature does not verify" in out
 
 
 def test_deleting_a_tokens_revocation_is_found_although_the_token_authenticates_again(signed, capsys):
