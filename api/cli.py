@@ -77,7 +77,7 @@ def cmd_seed_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    app = build_application()
+    app = build_application(signing=False, read_only=True)
     as_of = date.fromisoformat(args.as_of) if args.as_of else None
     rows = app.timeline(args.case, as_of=as_of)
     case = app.case_as_of(args.case, as_of) if as_of else app.get_case(args.case)
@@ -261,7 +261,7 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_token_list(args: argparse.Namespace) -> int:
-    for token in build_application().tokens():
+    for token in build_application(signing=False, read_only=True).tokens():
         state = f"revoked {token.revoked_on}" if token.revoked_on else "active"
         print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<18}  {token.name}")
     return 0

@@ -268,3 +268,13 @@ def test_events_recorded_before_the_key_existed_are_covered_by_the_first_checkpo
     assert f"{unsigned} events carry no signature (recorded before the signing key existed): the checkpoints " \
            "cover them instead" in out
     assert "not yet covered by a checkpoint: 1 events" in out and "VERDICT: intact" in out
+
+
+@pytest.mark.parametrize("command", [["replay", "LC35-1991-0001"], ["token", "list"], ["verify"]])
+def test_a_read_only_command_on_a_database_that_does_not_exist_creates_nothing(command, tmp_path, monkeypatch,
+                                                                               capsys):
+    missing = tmp_path / "var" / "tramita.sqlite"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{missing}")
+    assert main(command) == 2
+    assert "there is no database at" in capsys.readouterr().err
+    assert not missing.parent.exists()
