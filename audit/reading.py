@@ -5,7 +5,6 @@ verification)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +21,7 @@ def stored_chain_hash(app: Any, state: bytes) -> str:
             state = mapper.cipher.decrypt(state)
         if mapper.compressor:
             state = mapper.compressor.decompress(state)
-        value = json.loads(state).get("hash")
+        value = orjson.loads(state).get("hash")
     except Exception:  # undecodable bytes: the leaf commits to a zero hash; verify names the event
         return ""
     return value if isinstance(value, str) else ""

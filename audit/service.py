@@ -9,21 +9,17 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
+from audit.log import AuditLog, Signed, StoredCheckpoint
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
 from audit.verify import Finding, Verdict, verify_receipt, verify_store
 from audit.witness import Witness, WitnessError
 from domain import chain
 from domain.errors import CaseNotFoundError, InvalidActError
-
-LEGAL_TIMEZONE_NAME = "America/Rio_Branco"
-
 
 class NotSignedError(Exception):
     """The log has no checkpoint (of that size), or this process has no signing key."""
@@ -263,6 +259,3 @@ class Audit:
 
 def _note(checkpoint: StoredCheckpoint | None) -> str | None:
     return checkpoint.note if checkpoint else None
-
-
-__all__ = ["Audit", "NotSignedError", "TamperAlarm", "datetime"]

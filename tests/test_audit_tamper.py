@@ -117,7 +117,7 @@ def test_deleting_the_last_events_of_a_concluded_case_is_found_and_named(signed,
     code, out = signed.verify(capsys)
     assert code == 1
     assert f"DELETED: {signed.number}: its events {last - 2}..{last} were logged and are no longer stored" in out
-    assert f"the checkpoint of size" in out and "at least 3 events were deleted" in out
+    assert "the checkpoint of size" in out and "at least 3 events were deleted" in out
 
 
 def test_a_whole_deleted_case_is_found_and_named(signed, capsys):
