@@ -119,6 +119,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     projector = build_projector(app, batch_size=args.batch_size)
     if args.once:
         print(f"projected {projector.catch_up()} notifications; positions {projector.positions()}")
+        report_failures(projector)
         return 0
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -127,6 +128,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop),
                   log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"projector stopped at {projector.positions()}", flush=True)
+    report_failures(projector)
     return 0
 
 
@@ -149,7 +151,21 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     count = projector.rebuild(progress)
     print(file=sys.stderr)
     print(f"rebuilt {', '.join(projector.names)} from {count} notifications in {time.monotonic() - started:.1f}s")
+    report_failures(projector)
     return 0
+
+
+def report_failures(projector) -> None:  # noqa: ANN001
+    """Name on stderr each aggregate the projections could not write (the command still succeeds: every other
+    row is current, and each failure has raised its system alert)."""
+    failed = projector.failures()
+    if failed:
+        print(f"tramita: {len(failed)} aggregate(s) could not be projected; their rows stay as of their last event "
+              "before the failure, every other row is current, and each raised a projection-failure alert:",
+              file=sys.stderr)
+    for f in failed:
+        print(f"  {f['projection']}: {f['aggregate_kind']} {f['aggregate_id']} from notification "
+              f"{f['notification_id']} ({f['topic']}): {f['error']}", file=sys.stderr)
 
 
 def cli_actor():  # noqa: ANN201
