@@ -92,7 +92,8 @@ def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: obje
     if not config.webhook_url:
         return None
     return Webhook(config.webhook_url, lambda alert_id, tries, error: app.record_alert_delivery(
-        alert_id, SCHEDULER, tries=tries, error=error), tries=config.webhook_tries, log=log, **options)
+        alert_id, SCHEDULER, tries=tries, error=error), tries=config.webhook_tries, secret=config.webhook_secret,
+        backoff_cap=config.webhook_backoff_cap, log=log, **options)
 
 
 def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leadership, *, stop: threading.Event,
