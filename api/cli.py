@@ -204,7 +204,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.serve import serve
 
     cmd_migrate(args)
-    serve(args.bind, args.workers)
+    serve(args.bind, args.workers, config_file=args.config or os.environ.get("TRAMITA_GUNICORN_CONFIG") or None)
     return 0
 
 
@@ -296,8 +296,11 @@ def parser() -> argparse.ArgumentParser:
     revoke.set_defaults(run=cmd_token_revoke)
     token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(run=cmd_token_list)
     serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
-    serve.add_argument("--bind", default="127.0.0.1:8000", help="HOST:PORT (default 127.0.0.1:8000)")
-    serve.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    serve.add_argument("--bind", help="HOST:PORT (default 127.0.0.1:8000, or the gunicorn configuration's)")
+    serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or the configuration's)")
+    serve.add_argument("-c", "--config", metavar="FILE",
+                       help="a gunicorn configuration file (default TRAMITA_GUNICORN_CONFIG); GUNICORN_CMD_ARGS "
+                            "is read too")
     serve.set_defaults(run=cmd_serve)
     up = commands.add_parser("up", help="migrate, seed the demo, then run the API, projector and scheduler")
     up.add_argument("--bind", default="127.0.0.1:8000")
