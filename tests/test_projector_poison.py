@@ -104,10 +104,15 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     assert all(a["case_number"] is None and a["due_on"] is None and a["article"] is None for a in alerts)
     assert f"notification {poison_at}" in alerts[0]["message"]
 
+    app.recorder.insert_events([StoredEvent(poisoned.id, stored.originator_version + 2, TOPIC_OF_A_LATER_VERSION,
+                                            b"{}")])
+    recorded = {(poison_at, app.recorder.max_notification_id())}  # the first event that failed, and the latest
     assert main(["project", "--once"]) == 0
+    assert {(f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == recorded
     assert main(["rebuild"]) == 0
     assert "2 aggregate(s) could not be projected" in capsys.readouterr().err
-    assert {f["projection"] for f in projector.failures()} == {"cases", "deadlines"}
+    assert {(f["projection"], f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == {
+        (projection, *ids) for projection in ("cases", "deadlines") for ids in recorded}
     assert len(system_alerts(projector.store)) == 2  # raised again, recorded once
 
     lines = scheduler_lines(capsys)
