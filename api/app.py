@@ -77,9 +77,10 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
     from api import acts, audit, views
-    from api.cli import build_application, build_audit, system_clock
+    from api.cli import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
+    private_files()  # the SQLite database, should this worker create it, is its owner's only
     config = {k: v for k, v in os.environ.items() if k.startswith("TRAMITA_")} if config is None else dict(config)
     settings = settings_from(config)
     flask = Flask("tramita")

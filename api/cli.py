@@ -12,6 +12,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 
 DEFAULT_DATABASE_URL = "sqlite:///var/tramita.sqlite"
+#: What tramita's processes create is their owner's only: files 0600 (the SQLite database and its -wal and -shm,
+#: the scheduler's lock file, any key or secret file), directories 0700.
+PRIVATE_UMASK = 0o077
 #: The projections `rebuild --projection` accepts (kept here so that `--help` imports nothing heavy).
 PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "municipalities")
 
@@ -19,6 +22,11 @@ PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "municipalities")
 def system_clock() -> datetime:
     """The wall clock, read at the edge and passed into the application."""
     return datetime.now(timezone.utc)
+
+
+def private_files() -> None:
+    """From now on this process creates files 0600 and directories 0700 (its umask; existing files keep theirs)."""
+    os.umask(PRIVATE_UMASK)
 
 
 def database_url() -> str:
@@ -203,6 +211,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     projector = build_projector(app, batch_size=args.batch_size)
     if args.once:
         print(f"projected {projector.catch_up()} notifications; positions {projector.positions()}")
+        report_failures(projector)
         return 0
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -211,6 +220,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop),
                   log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"projector stopped at {projector.positions()}", flush=True)
+    report_failures(projector)
     return 0
 
 
@@ -233,20 +243,53 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     count = projector.rebuild(progress)
     print(file=sys.stderr)
     print(f"rebuilt {', '.join(projector.names)} from {count} notifications in {time.monotonic() - started:.1f}s")
+    report_failures(projector)
     return 0
 
 
-def cli_actor():  # noqa: ANN201
-    """Who runs an administrative command: the operating-system user, recorded on the token's events."""
-    import getpass
+def report_failures(projector) -> None:  # noqa: ANN001
+    """Name on stderr each aggregate the projections could not write (the command still succeeds: every other
+    row is current, and each failure has raised its system alert)."""
+    failed = projector.failures()
+    if failed:
+        print(f"tramita: {len(failed)} aggregate(s) could not be projected; their rows stay as of their last event "
+              "before the failure, every other row is current, and each raised a projection-failure alert:",
+              file=sys.stderr)
+    for f in failed:
+        print(f"  {f['projection']}: {f['aggregate_kind']} {f['aggregate_id']} from notification "
+              f"{f['notification_id']} ({f['topic']}): {f['error']}", file=sys.stderr)
+
+
+def os_account() -> str:
+    """The operating-system account this process runs as, from the system's user database (never $USER or
+    $LOGNAME, which whoever starts the process sets as they like)."""
+    import pwd
+
+    uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:  # an account without a passwd entry (a container's arbitrary uid)
+        return f"uid {uid}"
+
+
+def cli_actor(issuer: str | None = None):  # noqa: ANN201
+    """Who runs an administrative command, recorded on the token's events: the operating-system account
+    (`os:<account>`), or the person named with --issuer beside it (`<issuer> (os:<account>)`)."""
+    import unicodedata
 
     from domain.acts import Actor
 
-    return Actor(f"{getpass.getuser()}@cli", "token-administrator")
+    account = f"os:{os_account()}"
+    if issuer is None:
+        return Actor(account, "token-administrator")
+    name = issuer.strip()
+    if not name or any(unicodedata.category(c).startswith("C") for c in name):
+        raise ValueError("--issuer: the name of the person issuing, without control or format characters")
+    return Actor(f"{name} ({account})", "token-administrator")
 
 
 def cmd_token_create(args: argparse.Namespace) -> int:
-    issued = build_application().issue_token(cli_actor(), name=args.name, role=args.role,
+    issued = build_application().issue_token(cli_actor(args.issuer), name=args.name, role=args.role,
                                              municipality=args.municipality)
     print(f"token {issued.id} for {issued.actor.principal} ({issued.actor.role}"
           f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}); shown this once:")
@@ -255,7 +298,7 @@ def cmd_token_create(args: argparse.Namespace) -> int:
 
 
 def cmd_token_revoke(args: argparse.Namespace) -> int:
-    token = build_application().revoke_token(cli_actor(), args.token_id, reason=args.reason)
+    token = build_application().revoke_token(cli_actor(args.issuer), args.token_id, reason=args.reason)
     print(f"token {token.id} ({token.name}, {token.role}) revoked")
     return 0
 
@@ -272,7 +315,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from api.serve import serve
 
     cmd_migrate(args)
-    serve(args.bind, args.workers)
+    serve(args.bind, args.workers, config_file=args.config or os.environ.get("TRAMITA_GUNICORN_CONFIG") or None)
     return 0
 
 
@@ -389,10 +432,16 @@ def parser() -> argparse.ArgumentParser:
     revoke.add_argument("token_id")
     revoke.add_argument("--reason", default="revoked by an administrator")
     revoke.set_defaults(run=cmd_token_revoke)
+    for command in (create, revoke):
+        command.add_argument("--issuer", metavar="NAME", help="who issues or revokes, recorded beside the "
+                             "operating-system account (default: the account alone)")
     token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(run=cmd_token_list)
     serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
-    serve.add_argument("--bind", default="127.0.0.1:8000", help="HOST:PORT (default 127.0.0.1:8000)")
-    serve.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    serve.add_argument("--bind", help="HOST:PORT (default 127.0.0.1:8000, or the gunicorn configuration's)")
+    serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or the configuration's)")
+    serve.add_argument("-c", "--config", metavar="FILE",
+                       help="a gunicorn configuration file (default TRAMITA_GUNICORN_CONFIG); GUNICORN_CMD_ARGS "
+                            "is read too")
     serve.set_defaults(run=cmd_serve)
     up = commands.add_parser("up", help="migrate, seed the demo, then run the API, projector and scheduler")
     up.add_argument("--bind", default="127.0.0.1:8000")
@@ -415,6 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
     from projections.store import NotMigratedError
 
+    private_files()
     args = parser().parse_args(argv)
     try:
         return args.run(args)

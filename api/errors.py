@@ -44,13 +44,25 @@ class ProblemSchema(Schema):
     competent = fields.List(fields.String(), metadata={"description": "the bodies competent for the act"})
 
 
-def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None,
-            **extensions: Any) -> Response:
-    """A problem+json response (`kind` names the problem type; by default the status phrase)."""
+def problem_document(status: int, detail: str, *, kind: str | None = None, **extensions: Any) -> dict[str, Any]:
+    """The problem's members (`kind` names the problem type; by default the status phrase)."""
     phrase = HTTPStatus(status).phrase
     body = {"type": TYPE_BASE + (kind or phrase.lower().replace(" ", "-").replace("'", "")), "title": phrase,
             "status": status, "detail": detail}
     body.update({k: v for k, v in extensions.items() if v is not None})
+    return body
+
+
+def problem_bytes(status: int, detail: str, *, kind: str | None = None) -> bytes:
+    """The problem as a response body, for answers given before the app is reached (api/serve.py: gunicorn's
+    own 400/414/431 and the request timeout's 408)."""
+    return json.dumps(problem_document(status, detail, kind=kind), ensure_ascii=False).encode("utf-8")
+
+
+def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None,
+            **extensions: Any) -> Response:
+    """A problem+json response (`kind` names the problem type; by default the status phrase)."""
+    body = problem_document(status, detail, kind=kind, **extensions)
     response = Response(json.dumps(body, ensure_ascii=False, default=_plain), status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
         response.headers[name] = value

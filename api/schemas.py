@@ -390,16 +390,19 @@ class DeadlineQuerySchema(Schema):
 
 class AlertSchema(Schema):
     alert_id = fields.String()
-    case_id = fields.String()
-    case_number = fields.String()
-    deadline = fields.String()
-    kind = fields.String(metadata={"description": "due-in-N-days or missed"})
-    rule = fields.String()
-    article = fields.String()
-    who = fields.String()
+    case_id = fields.String(allow_none=True, metadata={"description": "null on a system alert"})
+    case_number = fields.String(allow_none=True)
+    deadline = fields.String(allow_none=True)
+    kind = fields.String(metadata={"description": "due-in-N-days, missed, breach, or a system alert's kind "
+                                                  "(projection-failure)"})
+    rule = fields.String(allow_none=True)
+    article = fields.String(allow_none=True)
+    who = fields.String(allow_none=True)
     municipality = fields.String(allow_none=True)
-    due_on = fields.String()
-    days_overdue = fields.Integer()
+    due_on = fields.String(allow_none=True)
+    days_overdue = fields.Integer(allow_none=True)
+    subject = fields.String(allow_none=True, metadata={"description": "a system alert's subject; null otherwise"})
+    message = fields.String(allow_none=True, metadata={"description": "a system alert's message; null otherwise"})
     raised_on = fields.String()
     raised_at = fields.String()
     delivery = fields.String(allow_none=True, metadata={
@@ -451,3 +454,6 @@ class HealthSchema(Schema):
     database = fields.String(required=True)
     projections = fields.Dict(required=True, metadata={"description": "each projection's position"})
     notifications = fields.Integer(required=True, metadata={"description": "the event log's last position"})
+    failures = fields.List(fields.Dict(), metadata={
+        "description": "aggregates a projection could not write (projection, aggregate_id, aggregate_kind, "
+                       "notification_id, last_notification_id, topic, error), the first 100"})

@@ -18,13 +18,15 @@ from marshmallow import RAISE
 from api import schemas as s
 from api.acts import act_links, case_link
 from api.http import errors_doc, etag, read_store, settings, tramita
-from projections import queries
+from projections import projector, queries
 
 cases = Blueprint("cases", __name__, description="Cases: state, history, verification, export")
 reads = Blueprint("read-models", __name__, description="Deadlines, alerts, Art. 38 freezes and the registry")
 health = Blueprint("health", __name__, description="Liveness and the projections' progress")
 
 READ_ERRORS = [401, 422]
+#: Projection failures `/health` lists at most (the first ones; `tramita project --once` names them all).
+HEALTH_FAILURES = 100
 
 
 @cases.route("/cases", methods=["GET"], endpoint="list_cases")
@@ -153,4 +155,5 @@ def tramita_health() -> dict[str, Any]:
     positions = dict(store.query("SELECT projection, position FROM projection_tracking")) \
         if store.table_exists("projection_tracking") else {}
     return {"status": "ok", "database": settings()["database"], "projections": positions,
-            "notifications": app.recorder.max_notification_id() or 0}
+            "notifications": app.recorder.max_notification_id() or 0,
+            "failures": projector.failures(store)[:HEALTH_FAILURES]}

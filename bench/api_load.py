@@ -12,12 +12,12 @@ What is measured
 ----------------
 0. Set-up (untimed). In a temporary folder: a fresh SQLite database created by `tramita migrate`, Acre's
    registry seeded (`Tramita.seed_registry`), and an `assembly-mesa` token issued with `Tramita.issue_token`.
-   Then `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn, sync workers, each with its own
-   application) is started with `TRAMITA_DATABASE_URL` pointing at that file, and `/health` is polled until it
+   Then `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn, tramita's threaded workers
+   unless GUNICORN_CMD_ARGS says otherwise, each with its own application) is started with `TRAMITA_DATABASE_URL` pointing at that file, and `/health` is polled until it
    answers.
 
-1. HTTP. C client threads (stdlib `http.client`, one connection each, kept open when the server allows it;
-   gunicorn's sync workers close it after every response, so each request reconnects) each open a case of
+1. HTTP. C client threads (stdlib `http.client`, one connection each, kept open when the server allows it:
+   the threaded workers keep it alive for 5 s between requests; sync workers close it after every response) each open a case of
    their own with `POST /cases` (untimed): a voters' creation petition from one municipality of the registry,
    one municipality per client (opening freezes it, Art. 38, so two creations cannot share one), with 32
    signatures of valid Acre voter titles (`domain.voter_title.make_voter_title`), like the demo's Feijó
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> None:
             server_cpu_after, client_cpu = process_tree_cpu(gunicorn.pid), time.process_time() - client_cpu
 
     cores = os.cpu_count() or 1
-    print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} (sync), clients: {args.clients}, "
+    print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} ({os.environ.get('GUNICORN_CMD_ARGS') or 'tramita serve defaults'}), clients: {args.clients}, "
           f"seconds: {args.seconds:g}, cores: {cores}")
     print(f"in-process: {service.acts} acts in {service.seconds:.2f} s, one thread over {args.clients} cases "
           f"(per act {milliseconds(service)})")

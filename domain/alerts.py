@@ -1,20 +1,32 @@
-"""RULES.md, Deadlines: an alert that a statutory deadline is about to be, or has been, missed.
+"""RULES.md, Deadlines: an alert that a statutory deadline is about to be, or has been, missed; and system alerts.
 
 An alert is its own aggregate, one per (case, deadline, kind), with an id derived from those three: recording
 it twice, by a repeated scan, a restarted scheduler or a second one, meets the existing id and records nothing.
 The judgement of which alert is due on a day is made here, from the case's deadline as recorded and the legal
 date of the scan (the alert clock's day in Rio Branco); applying the event only assigns.
+
+A *system alert* (`Alert.raise_system`) tells the operators about the system itself rather than a case deadline
+(a projection that cannot write an aggregate's rows, a tampered log): a `kind` (a slug the raising component owns,
+e.g. `projection-failure`), a `subject` (what it is about) and a `message`; its id derives from (kind, subject), so
+it is recorded once however often it is raised. Its case fields (case, deadline, rule, who, due date) are None, and
+it names no article. It goes through the same alerts table, `/alerts`, scheduler log and webhook as any alert.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate
+from domain.errors import InvalidActError
 
 ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
+#: System alerts have ids of their own, derived from (kind, subject): never one of a case's alerts.
+SYSTEM_ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:system-alerts")
+#: A system alert's kind: a lowercase slug (its id joins kind and subject with a colon).
+SYSTEM_KIND = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 MISSED = "missed"
 #: RULES.md, Art. 10 §1: a requisition refused is recorded as a breach and raises an alert (once per requisition).
@@ -48,11 +60,19 @@ def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]
 
 
 class Alert(ChainedAggregate):
-    """A compliance alert on one statutory deadline of one case."""
+    """A compliance alert on one statutory deadline of one case, or a system alert (no case)."""
+
+    #: What a system alert is about and what it says (None on a case's alert).
+    subject: str | None = None
+    message: str | None = None
 
     @staticmethod
     def id_for(case_id: UUID | str, deadline: str, kind: str) -> UUID:
         return uuid5(ALERTS_NAMESPACE, f"{case_id}:{deadline}:{kind}")
+
+    @staticmethod
+    def system_id_for(kind: str, subject: str) -> UUID:
+        return uuid5(SYSTEM_ALERTS_NAMESPACE, f"{kind}:{subject}")
 
     class Raised(ChainedAggregate.Created):
         """The deadline named is due soon or missed: who must act, under which article, by which day."""
@@ -72,6 +92,21 @@ class Alert(ChainedAggregate):
             alert.case_id, alert.case_number, alert.deadline = self.case_id, self.case_number, self.deadline
             alert.kind, alert.rule, alert.article, alert.who = self.kind, self.rule, self.article, self.who
             alert.municipality, alert.due_on, alert.days_overdue = self.municipality, self.due_on, self.days_overdue
+            alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
+            alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
+
+    class SystemRaised(ChainedAggregate.Created):
+        """The system tells its operators something not tied to a case: a kind, its subject, and what happened."""
+
+        kind: str
+        subject: str
+        message: str
+        raised_at: datetime
+
+        def assign(self, alert: Alert) -> None:
+            alert.case_id = alert.case_number = alert.deadline = alert.rule = alert.who = None
+            alert.municipality = alert.due_on = alert.days_overdue = None
+            alert.kind, alert.subject, alert.message, alert.article = self.kind, self.subject, self.message, self.article
             alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
             alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
 
@@ -121,6 +156,18 @@ class Alert(ChainedAggregate):
             municipality=None, due_on=due_on, days_overdue=max(0, (ctx.today - due_on).days),
             raised_at=ctx.recorded_at,
         )
+
+    @classmethod
+    def raise_system(cls, ctx: ActContext, *, kind: str, subject: str, message: str) -> Alert:
+        """Record the system alert `kind` about `subject` (its id derives from both: raised again, it is the same
+        alert); `message` says what happened, for the operators."""
+        if not SYSTEM_KIND.fullmatch(kind):
+            raise InvalidActError("kind", f"{kind!r} is not a system alert kind (a lowercase slug, e.g. "
+                                  "projection-failure)")
+        if not subject:
+            raise InvalidActError("subject", "a system alert names what it is about")
+        return cls._start(cls.SystemRaised, ctx, id=cls.system_id_for(kind, subject), article=None, kind=kind,
+                          subject=subject, message=message, raised_at=ctx.recorded_at)
 
     def record_delivery(self, ctx: ActContext, *, tries: int, error: str | None = None) -> None:
         """Record how a round of delivery to the webhook ended: delivered, or failed with the last error."""

@@ -728,6 +728,12 @@ class Tramita(Application):
             return False
         return True
 
+    def raise_system_alert(self, actor: Actor, *, kind: str, subject: str, message: str) -> UUID | None:
+        """Record a system alert (not tied to a case, domain/alerts.py) once per (kind, subject); its id, or None
+        when it was already recorded."""
+        alert = Alert.raise_system(self.system_context(actor), kind=kind, subject=subject, message=message)
+        return alert.id if self._saved_once(alert) else None
+
     def get_alert(self, alert_id: UUID) -> Alert:
         alert = self._get_or_none(alert_id)
         if not isinstance(alert, Alert):

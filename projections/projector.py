@@ -6,6 +6,16 @@ replaces the rows of every aggregate touched and moves each projection's trackin
 moves if it is still the one the batch started from (and the table generation is the same), so a crash, a second
 projector or a rebuild swapped in meanwhile can neither lose a batch nor apply it twice: the batch rolls back
 and is read again. Notification ids may have gaps (PostgreSQL): positions are the last id seen, never a count.
+
+No event stops it. Row values are written through `rows.storable` (NUL and lone surrogates shown as U+FFFD), so
+whatever text an event holds, both stores take it. An aggregate that still cannot be projected (an event that no
+longer decodes or applies, a row the database refuses) is skipped alone: an event that fails to apply leaves the
+aggregate's rows as of the event before it; a batch whose write fails is written again in the same transaction
+aggregate by aggregate, each in a savepoint, and only the failing ones are left as they were. Each such
+aggregate is recorded in `projection_failures` (projection, aggregate, first and last notification, event type,
+error) until a later batch writes its rows, and raises one system alert (`projection-failure`, once per projection
+and aggregate); every other row, and the positions, move on. A database error that is not about a row's values
+(a lost connection, a missing table) blames no aggregate: the batch rolls back as before.
 """
 
 from __future__ import annotations
@@ -14,15 +24,17 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import get_topic
 
 from audit.log import AuditLog, LogConflict
+from domain.acts import Actor
 from domain.application import Tramita
-from projections.rows import KINDS, OWNERS, ROWS
-from projections.schema import PROJECTIONS, TRACKING, Projection
+from projections.rows import KINDS, OWNERS, ROWS, storable, storable_row
+from projections.schema import FAILURES, PROJECTIONS, TRACKING, Projection
 from projections.store import Cursor, NotMigratedError, Store
 
 #: Notifications read per batch (one transaction each) when following the log.
@@ -41,6 +53,13 @@ CONFLICT_RETRIES = 5
 
 REBUILD_SUFFIX = "__rebuild"
 
+#: Who records the projector's own alerts (system alerts, domain/alerts.py).
+PROJECTOR = Actor("tramita-projector", "projector")
+#: The system alert a projection raises for an aggregate whose rows it cannot write.
+PROJECTION_FAILURE = "projection-failure"
+#: Characters of an error's text kept in a failure record and its alert.
+ERROR_TEXT = 1000
+
 
 class TrackingConflict(Exception):
     """A projection's position or table generation changed under the batch; it was rolled back."""
@@ -48,13 +67,15 @@ class TrackingConflict(Exception):
 
 @dataclass
 class Target:
-    """One projection being written: its live or side-by-side tables, and where it has got to."""
+    """One projection being written: its live or side-by-side tables, where it has got to, and the aggregates it
+    could not write (ids, from `projection_failures`)."""
 
     projection: Projection
     tracking_name: str
     suffix: str
     position: int = 0
     token: str = ""
+    failing: set[str] = field(default_factory=set)
 
     def physical(self, table: str) -> str:
         return f"{table}{self.suffix}"
@@ -69,6 +90,32 @@ class Touched:
     aggregate: Any
     last_id: int
     first_id: int | None
+    topic: str = ""
+
+
+@dataclass
+class Failure:
+    """An aggregate whose rows could not be written: from which notification on (and up to which), the type of
+    that event, and why."""
+
+    aggregate_id: str
+    aggregate_kind: str
+    notification_id: int
+    topic: str
+    error: str
+    last_notification_id: int = 0
+
+    def __post_init__(self) -> None:
+        self.last_notification_id = max(self.last_notification_id, self.notification_id)
+
+    def message(self, projection: str) -> str:
+        return storable(f"the {projection} projection cannot write the rows of {self.aggregate_kind} "
+                        f"{self.aggregate_id} from notification {self.notification_id} ({self.topic}): {self.error}; "
+                        "they stay as of its last event before it, and every other row stays current")
+
+
+def describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"[:ERROR_TEXT]
 
 
 @dataclass
@@ -76,6 +123,9 @@ class Batch:
     count: int
     end: int
     touched: dict[int, Touched]
+    failures: dict[int, Failure] = field(default_factory=dict)
+    """Aggregates of the batch whose events could not be applied (by aggregate id), left out of `touched`'s
+    later events."""
 
 
 class Projector:
@@ -96,6 +146,8 @@ class Projector:
         self._last_key: int | None = None
         self._kinds = {get_topic(cls): kind for cls, kind in KINDS.items()}
         self._kind_of_topic: dict[str, str | None] = {}
+        self._unalerted: dict[tuple[str, str], Failure] | None = None  # None: not yet read from the table
+        self.log: Callable[[str], None] = lambda line: None
 
     # ------------------------------------------------------------------ tables
 
@@ -107,6 +159,7 @@ class Projector:
             self.audit_log.migrate()
         with self.store.transaction() as tx:
             tx.execute(TRACKING)
+            tx.execute(FAILURES)
             tracked = dict(tx.execute("SELECT projection, fingerprint FROM projection_tracking").fetchall())
             for name in self.names:
                 if name in tracked:
@@ -120,6 +173,7 @@ class Projector:
                         tx.execute(statement)
                 tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
                            "VALUES (?, 0, ?, ?)", (name, token, PROJECTIONS[name].fingerprint))
+                tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name,))
                 created.append(name)
         if stale:
             Projector(self.app, self.store, names=stale, batch_size=self.batch_size, audit=False).rebuild(progress)
@@ -129,11 +183,20 @@ class Projector:
         rows = self.store.query("SELECT projection, position FROM projection_tracking")
         return {name: int(position) for name, position in rows if name in self.names}
 
+    def failures(self) -> list[dict[str, Any]]:
+        """The aggregates these projections could not write (`projection_failures`), in the order they failed."""
+        return failures(self.store, self.names)
+
     def _targets(self, suffix: str = "") -> list[Target]:
         if not self.store.table_exists("projection_tracking"):
             raise NotMigratedError("the projections' tables do not exist: run `tramita migrate` first")
         tracked = {name: (int(position), token, fingerprint) for name, position, token, fingerprint in
                    self.store.query("SELECT projection, position, token, fingerprint FROM projection_tracking")}
+        if self._unalerted is None and not self.store.table_exists("projection_failures"):
+            raise NotMigratedError("the projections' failures table does not exist: run `tramita migrate`")
+        failing: dict[str, set[str]] = {}
+        for name, aggregate_id in self.store.query("SELECT projection, aggregate_id FROM projection_failures"):
+            failing.setdefault(name, set()).add(aggregate_id)
         targets = []
         for name in self.names:
             tracking_name = name + suffix
@@ -143,7 +206,8 @@ class Projector:
             if fingerprint != PROJECTIONS[name].fingerprint:
                 raise NotMigratedError(f"projection {name}'s tables were built by another version of tramita: "
                                        "run `tramita migrate` (it rebuilds them)")
-            targets.append(Target(PROJECTIONS[name], tracking_name, suffix, position, token))
+            targets.append(Target(PROJECTIONS[name], tracking_name, suffix, position, token,
+                                  failing.get(tracking_name, set())))
         return targets
 
     # ------------------------------------------------------------------ following the log
@@ -157,11 +221,13 @@ class Projector:
         logged = self._append_to_log()
         for _ in range(CONFLICT_RETRIES):
             targets = self._targets()
+            self._alert([])  # a failure recorded by an earlier process whose alert it did not get to raise
             try:
                 batch = self._collect(targets)
                 if batch.count:
                     with self.store.transaction() as tx:
-                        self._commit(tx, targets, batch)
+                        recorded = self._commit_safely(tx, targets, batch)
+                    self._alert(recorded)
                 return max(batch.count, logged)
             except TrackingConflict:
                 self._forget()
@@ -179,6 +245,7 @@ class Projector:
         error is raised, so that the process exits non-zero and its supervisor sees it.
         """
         wait = wait or stop.wait
+        self.log = log
         failures = 0
         while not stop.is_set():
             try:
@@ -221,6 +288,7 @@ class Projector:
         start = min(t.position for t in targets)
         notifications = self.app.recorder.select_notifications(start, self.batch_size, inclusive_of_start=False)
         touched: dict[int, Touched] = {}
+        failed: dict[int, Failure] = {}
         kinds, kind_of_topic = self._kinds, self._kind_of_topic
         for notification in notifications:
             topic = notification.topic
@@ -229,18 +297,70 @@ class Projector:
                 kind = kind_of_topic[topic] = kinds.get(topic.rsplit(".", 1)[0])
             if kind is None:
                 continue
-            aggregate = self._advance(notification)
-            key = aggregate.id.int
+            key = notification.originator_id.int
+            if key in failed:  # its later events replay the one that failed
+                failed[key].last_notification_id = notification.id
+                continue
+            try:
+                aggregate = self._advance(notification)
+            except PersistenceError:  # the event store's own trouble, not this event's
+                raise
+            except Exception as error:
+                failed[key] = Failure(str(notification.originator_id), kind, notification.id, topic, describe(error))
+                self._back_out(notification, touched)
+                continue
             seen = touched.get(key)
             if seen is None:
                 touched[key] = Touched(kind, aggregate, notification.id,
-                                       notification.id if notification.originator_version == 1 else None)
+                                       notification.id if notification.originator_version == 1 else None, topic)
             else:
-                seen.aggregate, seen.last_id = aggregate, notification.id
-        return Batch(len(notifications), notifications[-1].id if notifications else start, touched)
+                seen.aggregate, seen.last_id, seen.topic = aggregate, notification.id, topic
+        return Batch(len(notifications), notifications[-1].id if notifications else start, touched, failed)
 
-    def _commit(self, tx: Cursor, targets: Sequence[Target], batch: Batch) -> None:
-        """Move each position from where the batch started to its end, and write its rows, in `tx`."""
+    def _back_out(self, notification: Any, touched: dict[int, Touched]) -> None:
+        """After an event of the notification's aggregate failed to apply: forget its cached state (the failure
+        may have left it half applied) and, if the batch touched it before, take its state at the event before."""
+        key = notification.originator_id.int
+        self._cache.pop(key, None)
+        self._last_key = None
+        if key in touched:
+            try:
+                touched[key].aggregate = self.app.repository.get(notification.originator_id,
+                                                                 version=notification.originator_version - 1)
+            except PersistenceError:
+                raise
+            except Exception:
+                del touched[key]
+
+    def _commit_safely(self, tx: Cursor, targets: Sequence[Target], batch: Batch) -> list[tuple[str, Failure]]:
+        """`_commit` the batch in `tx`; if a row cannot be written, again aggregate by aggregate, leaving out those
+        whose rows fail. Returns the failures recorded (projection, failure)."""
+        positions = [target.position for target in targets]
+        tx.execute("SAVEPOINT tramita_batch")
+        try:
+            recorded = self._commit(tx, targets, batch)
+        except TrackingConflict:
+            raise
+        except Exception as error:
+            if self._systemic(error):
+                raise
+            tx.execute("ROLLBACK TO SAVEPOINT tramita_batch")
+            for target, position in zip(targets, positions):
+                target.position = position
+            recorded = self._commit(tx, targets, batch, careful=True)
+        tx.execute("RELEASE SAVEPOINT tramita_batch")
+        return recorded
+
+    def _systemic(self, error: BaseException) -> bool:
+        """Is this the database's (or the process's) trouble rather than one row's?"""
+        return isinstance(error, MemoryError) or (isinstance(error, self.store.database_errors)
+                                                  and not isinstance(error, self.store.row_errors))
+
+    def _commit(self, tx: Cursor, targets: Sequence[Target], batch: Batch, *,
+                careful: bool = False) -> list[tuple[str, Failure]]:
+        """Move each position from where the batch started to its end, write its rows and its failures, in `tx`;
+        `careful`: each aggregate's rows in a savepoint of their own, a failing one recorded and left as it was."""
+        recorded = []
         for target in targets:
             end = max(batch.end, target.position)
             moved = tx.execute("UPDATE projection_tracking SET position = ? "
@@ -248,17 +368,75 @@ class Projector:
                                (end, target.tracking_name, target.position, target.token))
             if moved.rowcount != 1:
                 raise TrackingConflict(target.tracking_name)
-            wanted = [t for t in batch.touched.values()
-                      if t.last_id > target.position and t.kind in target.projection.aggregates]
+            kinds = target.projection.aggregates
+            wanted = [t for t in batch.touched.values() if t.last_id > target.position and t.kind in kinds]
             fresh = [t.first_id is not None and t.first_id > target.position for t in wanted]
-            self._write(tx, target, [t.aggregate for t in wanted], fresh)
+            failed = [f for f in batch.failures.values()
+                      if f.aggregate_kind in kinds and f.last_notification_id > target.position]
+            if careful:
+                failed += self._write_each(tx, target, wanted, fresh)
+            else:
+                self._write(tx, target, [t.aggregate for t in wanted], fresh)
+            self._settle(tx, target, wanted, failed)
+            recorded += [(target.projection.name, failure) for failure in failed]
             target.position = end
+        return recorded
 
-    def _batch(self, tx: Cursor, targets: Sequence[Target]) -> int:
+    def _write_each(self, tx: Cursor, target: Target, wanted: list[Touched], fresh: list[bool]) -> list[Failure]:
+        """Write each aggregate's rows in a savepoint of its own; those that fail are rolled back and returned."""
+        failed = []
+        for touched, new in zip(wanted, fresh):
+            tx.execute("SAVEPOINT tramita_aggregate")
+            try:
+                self._write(tx, target, [touched.aggregate], [new])
+            except Exception as error:
+                if self._systemic(error):
+                    raise
+                tx.execute("ROLLBACK TO SAVEPOINT tramita_aggregate")
+                failed.append(Failure(str(touched.aggregate.id), touched.kind, touched.last_id, touched.topic,
+                                      describe(error)))
+            tx.execute("RELEASE SAVEPOINT tramita_aggregate")
+        return failed
+
+    def _settle(self, tx: Cursor, target: Target, wanted: list[Touched], failed: list[Failure]) -> None:
+        """Record the aggregates that failed; forget those of earlier failures whose rows are now written."""
+        failing = {failure.aggregate_id for failure in failed}
+        resolved = [aggregate_id for aggregate_id in (str(t.aggregate.id) for t in wanted)
+                    if aggregate_id in target.failing and aggregate_id not in failing]
+        for i in range(0, len(resolved), DELETE_CHUNK):
+            chunk = resolved[i:i + DELETE_CHUNK]
+            tx.execute(f"DELETE FROM projection_failures WHERE projection = ? "
+                       f"AND aggregate_id IN ({', '.join('?' * len(chunk))})", (target.tracking_name, *chunk))
+        tx.executemany(
+            "INSERT INTO projection_failures (projection, aggregate_id, aggregate_kind, notification_id, "
+            "last_notification_id, topic, error) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (projection, aggregate_id) "
+            "DO UPDATE SET last_notification_id = excluded.last_notification_id, topic = excluded.topic, "
+            "error = excluded.error",
+            [storable_row((target.tracking_name, f.aggregate_id, f.aggregate_kind, f.notification_id,
+                           f.last_notification_id, f.topic, f.error)) for f in failed])
+        target.failing = (target.failing - set(resolved)) | failing
+
+    def _alert(self, recorded: list[tuple[str, Failure]]) -> None:
+        """Raise the system alert of each failure recorded (once per projection and aggregate: an alert already
+        recorded is not recorded again). Those not raised yet, the process having stopped first, are found in the
+        failures table by the next projector."""
+        if self._unalerted is None:
+            self._unalerted = {(row["projection"], row["aggregate_id"]): Failure(
+                row["aggregate_id"], row["aggregate_kind"], int(row["notification_id"]), row["topic"], row["error"],
+                int(row["last_notification_id"])) for row in self.failures()}
+        for projection, failure in recorded:
+            self.log(f"projector: {failure.message(projection)}")
+            self._unalerted[(projection, failure.aggregate_id)] = failure
+        while self._unalerted:
+            (projection, aggregate_id), failure = next(iter(self._unalerted.items()))
+            self.app.raise_system_alert(PROJECTOR, kind=PROJECTION_FAILURE, subject=f"{projection}:{aggregate_id}",
+                                        message=failure.message(projection))
+            del self._unalerted[(projection, aggregate_id)]
+
+    def _batch(self, tx: Cursor, targets: Sequence[Target]) -> tuple[int, list[tuple[str, Failure]]]:
         batch = self._collect(targets)
-        if batch.count:
-            self._commit(tx, targets, batch)
-        return batch.count
+        recorded = self._commit_safely(tx, targets, batch) if batch.count else []
+        return batch.count, recorded
 
     def _advance(self, notification: Any) -> Any:
         """The notification's aggregate, brought up to (at least) the notification's version."""
@@ -295,7 +473,7 @@ class Projector:
             for i in range(0, len(owners), DELETE_CHUNK):
                 chunk = owners[i:i + DELETE_CHUNK]
                 tx.execute(f"DELETE FROM {physical} WHERE {table.owner} IN ({', '.join('?' * len(chunk))})", chunk)
-            rows = [row for a in aggregates for row in ROWS[table.name](a)]
+            rows = [storable_row(row) for a in aggregates for row in ROWS[table.name](a)]
             columns = table.column_names
             tx.executemany(f"INSERT INTO {physical} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                            rows)
@@ -311,12 +489,14 @@ class Projector:
         token = secrets.token_hex(4)
         with self.store.transaction() as tx:
             tx.execute(TRACKING)
+            tx.execute(FAILURES)
             for name in self.names:
                 for table in PROJECTIONS[name].tables:
                     tx.execute(f"DROP TABLE IF EXISTS {table.name}{REBUILD_SUFFIX}")
                     for statement in table.ddl(f"{table.name}{REBUILD_SUFFIX}", token):
                         tx.execute(statement)
                 tx.execute("DELETE FROM projection_tracking WHERE projection = ?", (name + REBUILD_SUFFIX,))
+                tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name + REBUILD_SUFFIX,))
                 tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
                            "VALUES (?, 0, ?, ?)", (name + REBUILD_SUFFIX, token, PROJECTIONS[name].fingerprint))
         builder = Projector(self.app, self.store, names=self.names, batch_size=self.batch_size,
@@ -324,19 +504,20 @@ class Projector:
         total = self.app.recorder.max_notification_id() or 0
         targets = builder._targets(REBUILD_SUFFIX)
         done = 0
+        recorded: list[tuple[str, Failure]] = []
         while True:
-            batch = builder._collect(targets)
-            if batch.count == 0:
-                break
             with self.store.transaction() as tx:
-                builder._commit(tx, targets, batch)
-            covered = batch.count
+                covered, failed = builder._batch(tx, targets)
+            recorded += failed
+            if covered == 0:
+                break
             done += covered
             if progress:
                 progress(targets[0].position, max(total, targets[0].position))
         with self.store.transaction() as tx:
-            while (covered := builder._batch(tx, targets)) > 0:
-                done += covered
+            while (last := builder._batch(tx, targets))[0] > 0:
+                done += last[0]
+                recorded += last[1]
             for target in targets:
                 for table in target.projection.tables:
                     tx.execute(f"DROP TABLE IF EXISTS {table.name}")
@@ -345,6 +526,10 @@ class Projector:
                 tx.execute("DELETE FROM projection_tracking WHERE projection IN (?, ?)", (name, target.tracking_name))
                 tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
                            "VALUES (?, ?, ?, ?)", (name, target.position, token, target.projection.fingerprint))
+                tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name,))
+                tx.execute("UPDATE projection_failures SET projection = ? WHERE projection = ?",
+                           (name, target.tracking_name))
+        self._alert(recorded)
         if progress:
             progress(targets[0].position if targets else 0, max(total, targets[0].position if targets else 0))
         self._forget()
@@ -368,3 +553,14 @@ def new_events_waiter(app: Tramita, store: Store, stop: threading.Event) -> Call
         list(listener.notifies(timeout=seconds, stop_after=1))  # returns on the first notification or the timeout
 
     return wait
+
+
+def failures(store: Store, names: Iterable[str] = PROJECTIONS) -> list[dict[str, Any]]:
+    """The aggregates the named (live) projections could not write, in the order they failed: projection,
+    aggregate_id, aggregate_kind, notification_id (the first event that failed), last_notification_id, topic (that
+    event's type) and error. Empty before `tramita migrate` has created the table."""
+    names = list(names)
+    if not names or not store.table_exists("projection_failures"):
+        return []
+    return store.query_dicts(f"SELECT * FROM projection_failures WHERE projection IN ({', '.join('?' * len(names))}) "
+                             "ORDER BY notification_id, projection", names)

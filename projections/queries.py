@@ -126,9 +126,11 @@ def breached_requisitions(store: Store) -> list[tuple[str, str]]:
     return [(case_id, requisition) for case_id, breaches in rows for requisition in json.loads(breaches)]
 
 
-def undelivered_alerts(store: Store, limit: int = 10_000) -> list[dict[str, Any]]:
-    """Alerts whose last delivery round did not reach the webhook (none yet, or failed), oldest first."""
-    return store.query_dicts("SELECT * FROM alerts WHERE delivery IS NULL OR delivery = 'failed' "
+def undelivered_alerts(store: Store, limit: int = 10_000, *, system: bool = False) -> list[dict[str, Any]]:
+    """Alerts whose last delivery round did not reach the webhook (none yet, or failed), oldest first; `system`:
+    only system alerts (those of no case, domain/alerts.py)."""
+    only = " AND case_id IS NULL" if system else ""
+    return store.query_dicts(f"SELECT * FROM alerts WHERE (delivery IS NULL OR delivery = 'failed'){only} "
                              "ORDER BY raised_at, alert_id LIMIT ?", (limit,))
 
 

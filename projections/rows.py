@@ -3,11 +3,17 @@
 Because a row depends on its own aggregate only, replaying the log from the first event (rebuild) and following
 it batch by batch (the projector) give the same tables: each aggregate's rows are those of its latest state.
 Nothing here reads the clock: "due soon" and "missed" of a still-open deadline are decided when queried.
+
+Every value is written through `storable` (the projector's one place for it): a row holds what both stores can
+hold, whatever an event holds. PostgreSQL's text cannot contain U+0000 and UTF-8 cannot encode a lone surrogate,
+so each of those characters is shown as U+FFFD (the replacement character) in the row, on SQLite too, so that both
+stores show the same; the event itself is never changed (`GET /cases/{id}` and the export give it as stored).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
@@ -20,6 +26,22 @@ from domain.names import normalise_name
 from domain.registry import Municipality
 
 Row = tuple[Any, ...]
+
+#: What no projection row holds: NUL (PostgreSQL text refuses it) and lone surrogates (UTF-8 cannot encode them).
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+#: What a row shows instead: U+FFFD REPLACEMENT CHARACTER.
+REPLACEMENT = "\ufffd"
+
+
+def storable(value: Any) -> Any:
+    """`value` as every store can hold it: in text, NUL and lone surrogates become U+FFFD; anything else as is."""
+    if type(value) is str and ("\x00" in value or not value.isascii()):
+        return UNSTORABLE.sub(REPLACEMENT, value)
+    return value
+
+
+def storable_row(row: Row) -> Row:
+    return tuple(map(storable, row))
 
 
 def to_json(value: Any) -> str:
@@ -104,10 +126,12 @@ def municipality_rows(municipality: Municipality) -> list[Row]:
 
 
 def alert_rows(alert: Alert) -> list[Row]:
+    """A case's alert, or a system alert (its case fields None, its subject and message given)."""
     return [(
         str(alert.id), alert.case_id, alert.case_number, alert.deadline, alert.kind, alert.rule, alert.article,
         alert.who, alert.municipality, _iso(alert.due_on), alert.days_overdue, _iso(alert.raised_on),
-        _iso(alert.raised_at), alert.delivery, alert.delivery_tries, alert.delivery_error,
+        _iso(alert.raised_at), alert.delivery, alert.delivery_tries, alert.delivery_error, alert.subject,
+        alert.message,
     )]
 
 

@@ -80,7 +80,7 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
             ("alert_id", TEXT), ("case_id", TEXT), ("case_number", TEXT), ("deadline", TEXT), ("kind", TEXT),
             ("rule", TEXT), ("article", TEXT), ("who", TEXT), ("municipality", TEXT), ("due_on", TEXT),
             ("days_overdue", INT), ("raised_on", TEXT), ("raised_at", TEXT), ("delivery", TEXT),
-            ("delivery_tries", INT), ("delivery_error", TEXT),
+            ("delivery_tries", INT), ("delivery_error", TEXT), ("subject", TEXT), ("message", TEXT),
         ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",), ("delivery",))),
     )),
     Projection("municipalities", ("municipality",), (
@@ -94,3 +94,10 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
 
 TRACKING = ("CREATE TABLE IF NOT EXISTS projection_tracking "
             "(projection TEXT PRIMARY KEY, position BIGINT NOT NULL, token TEXT NOT NULL, fingerprint TEXT NOT NULL)")
+
+#: The aggregates a projection could not write (projections/projector.py): one row per (projection, aggregate)
+#: while its rows are stale; the first notification that failed, the last one, its event type and why.
+FAILURES = ("CREATE TABLE IF NOT EXISTS projection_failures "
+            "(projection TEXT NOT NULL, aggregate_id TEXT NOT NULL, aggregate_kind TEXT NOT NULL, "
+            "notification_id BIGINT NOT NULL, last_notification_id BIGINT NOT NULL, topic TEXT NOT NULL, "
+            "error TEXT NOT NULL, PRIMARY KEY (projection, aggregate_id))")

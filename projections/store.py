@@ -27,6 +27,11 @@ class Store(ABC):
     dialect: str
     #: Errors of the database that pass (a lock held too long, a deadlock, a lost connection): retry later.
     transient_errors: tuple[type[BaseException], ...] = ()
+    #: Every error the database driver raises ...
+    database_errors: tuple[type[BaseException], ...] = ()
+    #: ... and those of them that refuse a row's values (a value out of range, a duplicate key): that row's fault,
+    #: not the database's. Any other database error is the database's, and no row is blamed for it.
+    row_errors: tuple[type[BaseException], ...] = ()
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[Cursor]:
@@ -56,6 +61,8 @@ class Store(ABC):
 class SQLiteStore(Store):
     dialect = "sqlite"
     transient_errors = (sqlite3.OperationalError,)
+    database_errors = (sqlite3.Error,)
+    row_errors = (sqlite3.DataError, sqlite3.IntegrityError)
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -105,6 +112,9 @@ class PostgresStore(Store):
         self.conninfo = conninfo
         # deadlocks, serialization failures, lock timeouts and lost connections are all OperationalError
         self.transient_errors = (psycopg.OperationalError,)
+        self.database_errors = (psycopg.Error,)
+        # SQLSTATE class 22 (data exception: NUL in text, a number out of range) and 23 (a constraint)
+        self.row_errors = (psycopg.DataError, psycopg.IntegrityError)
         self._connect = lambda: psycopg.connect(autocommit=True, application_name="tramita-projections", **conninfo)
         self.connection = self._connect()
 

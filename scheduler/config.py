@@ -2,12 +2,19 @@
 
 Thresholds and the cron are product configuration (when to warn and how often to look), not legal numbers:
 their defaults live here. The deadlines themselves come from the statute data.
+
+The webhook's tries and backoff cap are bounded (MAX_WEBHOOK_TRIES, MAX_BACKOFF_CAP) so that one receiver that
+is down cannot hold the delivery queue for longer than about tries x (timeout + cap) per alert. A webhook URL
+needs a secret: every delivery is signed (Standard Webhooks), and the scheduler refuses to start with a URL and no
+secret rather than send alerts that anyone able to reach the receiver could forge.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 DEFAULT_CRON = "*/15 * * * *"
@@ -15,6 +22,15 @@ DEFAULT_CRON = "*/15 * * * *"
 DEFAULT_CHECKPOINT_CRON = "0 * * * *"
 DEFAULT_THRESHOLDS = (5, 1)
 DEFAULT_WEBHOOK_TRIES = 5
+#: The most POSTs one delivery round may make (TRAMITA_ALERT_WEBHOOK_TRIES above it is refused).
+MAX_WEBHOOK_TRIES = 20
+#: Seconds the pause between two tries grows to at most (TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP) ...
+DEFAULT_BACKOFF_CAP = 60.0
+#: ... and the largest cap accepted.
+MAX_BACKOFF_CAP = 3600.0
+#: Standard Webhooks secrets are `whsec_` and the base64 of 24 to 64 random bytes.
+SECRET_PREFIX = "whsec_"
+SECRET_BYTES = (24, 64)
 #: Seconds a waiting scheduler sleeps between two attempts to take the leadership.
 DEFAULT_POLL_LEADERSHIP = 5.0
 
@@ -28,6 +44,8 @@ class SchedulerConfig:
     webhook_tries: int = DEFAULT_WEBHOOK_TRIES
     poll_leadership: float = DEFAULT_POLL_LEADERSHIP
     checkpoint_cron: str = DEFAULT_CHECKPOINT_CRON
+    webhook_secret: str | None = field(default=None, repr=False)
+    webhook_backoff_cap: float = DEFAULT_BACKOFF_CAP
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -62,20 +80,37 @@ def parse_webhook_url(text: str, source: str) -> str | None:
     return text
 
 
-def parse_positive(text: str, source: str, kind: type = int) -> float | int:
+def parse_webhook_secret(text: str, source: str) -> str | None:
+    """A Standard Webhooks secret: `whsec_` and the base64 of 24 to 64 bytes (None when unset)."""
+    if not text.strip():
+        return None
+    try:
+        key = base64.b64decode(text.removeprefix(SECRET_PREFIX), validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not text.startswith(SECRET_PREFIX) or not SECRET_BYTES[0] <= len(key) <= SECRET_BYTES[1]:
+        raise ValueError(f"{source}: not a Standard Webhooks secret ({SECRET_PREFIX} and the base64 of "
+                         f"{SECRET_BYTES[0]} to {SECRET_BYTES[1]} random bytes; the value is not shown)")
+    return text
+
+
+def parse_positive(text: str, source: str, kind: type = int, maximum: float | None = None) -> float | int:
     try:
         value = kind(text)
     except ValueError:
         value = 0
-    if value <= 0:
+    if not value > 0:  # also refuses nan
         raise ValueError(f"{source}: {text!r} is not a positive {'whole number' if kind is int else 'number'}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{source}: {text!r} is more than the most accepted, {maximum:g}")
     return value
 
 
 def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = None,
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
-    TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_CHECKPOINT_CRON), each overridden by its command-line option when given."""
+    TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
+    TRAMITA_CHECKPOINT_CRON), each overridden by its command-line option when given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
         if option is not None:
@@ -86,14 +121,26 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
     thresholds_text, thresholds_source = pick(thresholds, "--thresholds", "TRAMITA_ALERT_THRESHOLDS")
     tries_text = environ.get("TRAMITA_ALERT_WEBHOOK_TRIES")
     checkpoint_text = environ.get("TRAMITA_CHECKPOINT_CRON")
+    cap_text = environ.get("TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP")
+    webhook_url = parse_webhook_url(environ.get("TRAMITA_ALERT_WEBHOOK_URL", ""), "TRAMITA_ALERT_WEBHOOK_URL")
+    secret = parse_webhook_secret(environ.get("TRAMITA_ALERT_WEBHOOK_SECRET", ""), "TRAMITA_ALERT_WEBHOOK_SECRET")
+    if webhook_url and secret is None:
+        raise ValueError("TRAMITA_ALERT_WEBHOOK_SECRET: required with TRAMITA_ALERT_WEBHOOK_URL (every alert is "
+                         f"signed; {SECRET_PREFIX} and the base64 of {SECRET_BYTES[1] // 2} random bytes, e.g. from "
+                         "`python3 -c \"import base64, secrets; print('whsec_' + "
+                         "base64.b64encode(secrets.token_bytes(32)).decode())\"`)")
     return SchedulerConfig(
         database_url=database_url,
         cron=parse_cron(cron_text, cron_source) if cron_text is not None else DEFAULT_CRON,
         thresholds=(parse_thresholds(thresholds_text, thresholds_source) if thresholds_text is not None
                     else DEFAULT_THRESHOLDS),
-        webhook_url=parse_webhook_url(environ.get("TRAMITA_ALERT_WEBHOOK_URL", ""), "TRAMITA_ALERT_WEBHOOK_URL"),
-        webhook_tries=(int(parse_positive(tries_text, "TRAMITA_ALERT_WEBHOOK_TRIES")) if tries_text is not None
-                       else DEFAULT_WEBHOOK_TRIES),
+        webhook_url=webhook_url,
+        webhook_secret=secret,
+        webhook_tries=(int(parse_positive(tries_text, "TRAMITA_ALERT_WEBHOOK_TRIES", maximum=MAX_WEBHOOK_TRIES))
+                       if tries_text is not None else DEFAULT_WEBHOOK_TRIES),
+        webhook_backoff_cap=(float(parse_positive(cap_text, "TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP", float,
+                                                  maximum=MAX_BACKOFF_CAP))
+                             if cap_text is not None else DEFAULT_BACKOFF_CAP),
         poll_leadership=(float(parse_positive(poll_leadership, "--poll-leadership", float))
                          if poll_leadership is not None else DEFAULT_POLL_LEADERSHIP),
         checkpoint_cron=(parse_cron(checkpoint_text, "TRAMITA_CHECKPOINT_CRON") if checkpoint_text is not None

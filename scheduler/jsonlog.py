@@ -1,6 +1,6 @@
 """The scheduler's log: one JSON object per line on stdout, for a log shipper to read.
 
-Every line has `event` (leader, waiting, alert, scan, redelivering, delivered, delivery-failed,
+Every line has `event` (leader, waiting, alert, scan, case-unreadable, redelivering, delivered, delivery-failed,
 delivery-unrecorded, scan-failed, leadership-lost, webhook-not-drained, stopped) and `at` (the clock's time, UTC);
 the rest are the event's own fields. Nothing else is printed on stdout.
 """
@@ -35,9 +35,11 @@ def json_lines(clock: Callable[[], datetime], stream: TextIO | None = None) -> L
 
 def alert_fields(alert: Alert) -> dict[str, Any]:
     """What an alert says, for the log line and the webhook's body: the case, the deadline and its article, who
-    must act, the due date, the days overdue, and when it was raised."""
+    must act, the due date, the days overdue, and when it was raised; a system alert's subject and message (None
+    on a case's alert), and null case fields on a system alert."""
     return {"alert_id": str(alert.id), "case_id": alert.case_id, "case_number": alert.case_number,
             "deadline": alert.deadline, "kind": alert.kind, "rule": alert.rule, "article": alert.article,
-            "who": alert.who, "municipality": alert.municipality, "due_on": alert.due_on.isoformat(),
-            "days_overdue": alert.days_overdue, "raised_on": alert.raised_on.isoformat(),
-            "raised_at": alert.raised_at.isoformat()}
+            "who": alert.who, "municipality": alert.municipality,
+            "due_on": alert.due_on.isoformat() if alert.due_on else None, "days_overdue": alert.days_overdue,
+            "raised_on": alert.raised_on.isoformat(), "raised_at": alert.raised_at.isoformat(),
+            "subject": alert.subject, "message": alert.message}

@@ -12,7 +12,9 @@ at most once.
    deadline stays in step 2's answer until it is closed, a breach for ever; each alert is recorded once).
 4. `app.raise_alerts` is called once per case left: it judges again from the case aggregate, the source of truth,
    and records each alert under its deterministic id, so a row that lags behind its case never raises a wrong
-   alert, and a repeated scan, a restart or a second scheduler never records one twice.
+   alert, and a repeated scan, a restart or a second scheduler never records one twice. A case whose events can
+   no longer be applied (the projector has recorded it and raised its system alert) is left out and named in
+   `unreadable`; the other cases are judged.
 
 `today` is the application's clock's day in Rio Branco (the alert clock is the application's, injected).
 """
@@ -23,11 +25,13 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from uuid import UUID
 
+from eventsourcing.persistence import PersistenceError
+
 from domain.acts import Actor
 from domain.alerts import BREACH, Alert, alert_due
 from domain.application import Tramita
 from projections import queries
-from projections.projector import Projector
+from projections.projector import Projector, describe
 from projections.store import Store
 
 #: The scheduler's own actor: alerts are the system's acts, attributed to it.
@@ -42,6 +46,8 @@ class ScanResult:
     cases: int
     """Cases whose aggregate was asked to raise alerts."""
     raised: list[Alert] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    """Cases that could not be judged: (case id, why)."""
 
 
 def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: Projector | None = None,
@@ -63,6 +69,12 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
     recorded = queries.recorded_alert_ids(store, list(wanted))
     cases = sorted({case_id for alert_id, case_id in wanted.items() if alert_id not in recorded})
     raised: list[UUID] = []
+    unreadable: list[tuple[str, str]] = []
     for case_id in cases:
-        raised += app.raise_alerts(UUID(case_id), actor, thresholds=thresholds)
-    return ScanResult(today, len(rows), len(cases), [app.get_alert(alert_id) for alert_id in raised])
+        try:
+            raised += app.raise_alerts(UUID(case_id), actor, thresholds=thresholds)
+        except PersistenceError:  # the store's trouble: the scan fails and the next one tries again
+            raise
+        except Exception as error:  # an event of the case that no longer applies: judge the others
+            unreadable.append((case_id, describe(error)))
+    return ScanResult(today, len(rows), len(cases), [app.get_alert(alert_id) for alert_id in raised], unreadable)

@@ -4,7 +4,8 @@
 
 1. wait for the leadership (`leader`); a stop while waiting ends the process without acting;
 2. bring the projections up to date and hand the webhook every alert whose delivery did not succeed;
-3. scan at once (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell
+3. scan at once (each scan also logs, and hands the webhook, the system alerts it finds undelivered in the alerts
+   table that this process has not handed over yet: they are raised by other components, such as the projector) (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell
    due or was missed meanwhile, the alert it calls for now);
 4. sign a checkpoint of the audit log (when a signing key is configured), handing every checkpoint a witness
    lacks to it; a log that contradicts a checkpoint signed before is refused: the `tamper-alarm` line, and exit
@@ -22,11 +23,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from uuid import UUID
 
 from audit.log import TamperAlarm
 from audit.service import Audit
+from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
 from projections.projector import Projector
@@ -52,19 +54,32 @@ class Scanner:
     log: Log
     webhook: Webhook | None = None
     leadership: Leadership | None = None
+    handed: set[str] = field(default_factory=set)
+    """System alerts this process has logged or handed to the webhook."""
 
     def scan(self) -> ScanResult:
         if self.leadership is not None:
             self.leadership.check()
         result = scan(self.app, self.store, thresholds=self.thresholds, projector=self.projector)
-        for alert in result.raised:
+        for case_id, error in result.unreadable:
+            self.log("case-unreadable", case_id=case_id, error=error)
+        system = self._system_alerts()
+        for alert in [*result.raised, *system]:
             fields = alert_fields(alert)
             self.log("alert", **fields)
             if self.webhook is not None:
                 self.webhook.submit(alert.id, fields)
         self.log("scan", today=result.today, deadlines=result.deadlines, cases=result.cases,
-                 raised=len(result.raised))
+                 raised=len(result.raised), system_alerts=len(system), unreadable=len(result.unreadable))
         return result
+
+    def _system_alerts(self) -> list[Alert]:
+        """The system alerts undelivered in the alerts table (the scan has just caught it up) not yet handed over
+        by this process: without a webhook they have no delivery record, so each process logs them once."""
+        rows = queries.undelivered_alerts(self.store, system=True)
+        new = [row["alert_id"] for row in rows if row["alert_id"] not in self.handed]
+        self.handed.update(new)
+        return [self.app.get_alert(UUID(alert_id)) for alert_id in new]
 
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it; return how many."""
@@ -75,6 +90,8 @@ class Scanner:
         for row in rows:
             alert = self.app.get_alert(UUID(row["alert_id"]))
             self.webhook.submit(alert.id, alert_fields(alert))
+            if alert.case_id is None:
+                self.handed.add(row["alert_id"])
         return len(rows)
 
 
@@ -108,7 +125,8 @@ def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: obje
     if not config.webhook_url:
         return None
     return Webhook(config.webhook_url, lambda alert_id, tries, error: app.record_alert_delivery(
-        alert_id, SCHEDULER, tries=tries, error=error), tries=config.webhook_tries, log=log, **options)
+        alert_id, SCHEDULER, tries=tries, error=error), tries=config.webhook_tries, secret=config.webhook_secret,
+        backoff_cap=config.webhook_backoff_cap, log=log, **options)
 
 
 def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leadership, *, stop: threading.Event,

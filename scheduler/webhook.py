@@ -1,10 +1,21 @@
 """Delivery of each alert to the optional webhook (`TRAMITA_ALERT_WEBHOOK_URL`), off the scan's path.
 
 The scan hands each alert it recorded to `Webhook.submit`, which only puts it on a queue: a worker thread POSTs
-the alert as JSON, and on a failure (a connection error, a timeout, a status other than 2xx) tries again after
-`backoff`, twice that, four times that..., up to `tries` times. The round ends in a delivery record on the alert,
-as an event (`Alert.Delivered` with the tries it took, or `Alert.DeliveryFailed` with the tries and the last
-error), so the record is immutable, audited and projected into the alerts table.
+the alert as JSON, and on a failure (a connection error, no answer within TIMEOUT, a status other than 2xx) tries
+again after a pause, up to `tries` times. The round ends in a delivery record on the alert, as an event
+(`Alert.Delivered` with the tries it took, or `Alert.DeliveryFailed` with the tries and the last error), so the
+record is immutable, audited and projected into the alerts table.
+
+- Only a 2xx delivers. A redirect (3xx) is never followed: it is a failed try, recorded with its status (following
+  it would send the alert, or make the scheduler send requests, wherever the receiver points).
+- Each try is one exchange of at most TIMEOUT seconds, connecting included, however slowly the receiver answers:
+  a watchdog cuts the connection at the deadline, and the answer's body is never read (its status says it all).
+- The pause before try n+1 is drawn uniformly from [0, min(cap, backoff x 2^(n-1))] ("full jitter"), so the
+  round is bounded and receivers coming back are not hit by every scheduler at once.
+- Every POST is signed per Standard Webhooks (https://www.standardwebhooks.com/): `webhook-id` (the alert's id,
+  the same on every try and every round, for the receiver to de-duplicate), `webhook-timestamp` (Unix seconds of
+  this try) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`) with the
+  `whsec_...` secret, signed by the `standardwebhooks` package.
 
 A failed delivery never loses the alert: the alert event is recorded before it is submitted, and at start-up
 the scheduler submits again every alert whose last round did not deliver it (no record yet, because the process
@@ -13,21 +24,27 @@ stopped first, or `failed`): a webhook that was down is caught up on the next st
 
 from __future__ import annotations
 
+import http.client
 import json
 import queue
+import random
+import socket
 import threading
 import time
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
-#: Seconds a POST may take before it counts as a failed try.
+from standardwebhooks import Webhook as Signer
+
+#: Seconds one try may take, from connecting to the answer's status and headers, before it counts as failed.
 TIMEOUT = 10.0
-#: Seconds before the second try (doubled before each later one).
+#: Seconds the pause before the second try may reach (doubling before each later one, up to the cap).
 BACKOFF = 1.0
 
-Post = Callable[[str, bytes], None]
+Post = Callable[[str, bytes, Mapping[str, str]], None]
 Record = Callable[[UUID, int, "str | None"], None]
 
 
@@ -35,26 +52,61 @@ class DeliveryError(Exception):
     """The webhook did not accept the alert."""
 
 
-def post_json(url: str, body: bytes) -> None:
-    """POST `body` as application/json; anything but a 2xx answer raises."""
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", "User-Agent": "tramita-scheduler"})
+def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: float = TIMEOUT) -> None:
+    """POST `body` with `headers`; anything but a 2xx answer within `timeout` seconds raises DeliveryError."""
+    parts = urlsplit(url)
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = kind(parts.hostname or "", parts.port, timeout=timeout)
+    cut = threading.Event()
+
+    def cut_off() -> None:  # the deadline: whatever the receiver is still (not) sending, stop waiting for it
+        cut.set()
+        if connection.sock is not None:
+            try:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(timeout, cut_off)
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:  # noqa: S310 - the configured URL
-            if not 200 <= response.status < 300:
-                raise DeliveryError(f"HTTP {response.status}")
-    except OSError as error:  # URLError, HTTPError (4xx, 5xx), timeouts and refused connections
-        code = getattr(error, "code", None)
-        raise DeliveryError(f"HTTP {code}" if code else f"{type(error).__name__}: {error}") from None
+        connection.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body=body,
+                           headers={"Content-Type": "application/json", "User-Agent": "tramita-scheduler",
+                                    **headers})
+        status = connection.getresponse().status
+    except (OSError, http.client.HTTPException) as error:
+        if not cut.is_set():
+            raise DeliveryError(f"{type(error).__name__}: {error}") from None
+    finally:
+        watchdog.cancel()
+        connection.close()
+    if cut.is_set():  # cut off: what was read may look complete (the cut ends the headers early), it is not
+        raise DeliveryError(f"no answer within {timeout:g} s")
+    if 300 <= status < 400:
+        raise DeliveryError(f"HTTP {status} (redirects are not followed)")
+    if not 200 <= status < 300:
+        raise DeliveryError(f"HTTP {status}")
+
+
+def full_jitter(ceiling: float) -> float:
+    return random.uniform(0, ceiling)  # noqa: S311 - spreading retries, not a secret
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 class Webhook:
     """A queue of alerts to deliver and the worker thread that delivers them, one at a time, in order."""
 
-    def __init__(self, url: str, record: Record, *, tries: int, backoff: float = BACKOFF,
-                 post: Post = post_json, sleep: Callable[[float], None] = time.sleep,
+    def __init__(self, url: str, record: Record, *, tries: int, secret: str, backoff: float = BACKOFF,
+                 backoff_cap: float = 60.0, post: Post = post_signed, sleep: Callable[[float], None] = time.sleep,
+                 jitter: Callable[[float], float] = full_jitter, clock: Callable[[], datetime] = utc_now,
                  log: Callable[..., None] | None = None) -> None:
-        self.url, self.record, self.tries, self.backoff = url, record, tries, backoff
+        self.url, self.record, self.tries = url, record, tries
+        self.backoff, self.backoff_cap, self.jitter = backoff, backoff_cap, jitter
+        self.signer, self.clock = Signer(secret), clock
         self.post, self.sleep, self.log = post, sleep, log or (lambda event, **fields: None)
         self._queue: queue.Queue[tuple[UUID, dict[str, Any]] | None] = queue.Queue()
         self._worker = threading.Thread(target=self._work, name="tramita-webhook", daemon=True)
@@ -74,17 +126,29 @@ class Webhook:
         while (item := self._queue.get()) is not None:
             self.deliver(*item)
 
+    def pause(self, attempt: int) -> float:
+        """Seconds to wait after the failed try `attempt` (1, 2, ...): full jitter under the capped doubling."""
+        return self.jitter(min(self.backoff_cap, self.backoff * 2 ** min(attempt - 1, 64)))
+
+    def signed(self, alert_id: UUID, text: str) -> dict[str, str]:
+        """The Standard Webhooks headers of one try: the alert's id, this try's time, the signature over both and
+        the body."""
+        now = self.clock().astimezone(timezone.utc)
+        return {"webhook-id": str(alert_id), "webhook-timestamp": str(int(now.timestamp())),
+                "webhook-signature": self.signer.sign(str(alert_id), now, text)}
+
     def deliver(self, alert_id: UUID, payload: dict[str, Any]) -> None:
-        """One round: up to `tries` POSTs with a doubling pause between them, then its record."""
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        """One round: up to `tries` signed POSTs with a jittered, capped pause between them, then its record."""
+        text = json.dumps(payload, ensure_ascii=False)
+        body = text.encode("utf-8")
         error = None
         for attempt in range(1, self.tries + 1):
             try:
-                self.post(self.url, body)
+                self.post(self.url, body, self.signed(alert_id, text))
             except DeliveryError as failure:
                 error = str(failure)
                 if attempt < self.tries:
-                    self.sleep(self.backoff * 2 ** (attempt - 1))
+                    self.sleep(self.pause(attempt))
                 continue
             self._record(alert_id, attempt, None)
             self.log("delivered", alert_id=str(alert_id), tries=attempt)

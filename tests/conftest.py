@@ -21,13 +21,13 @@ PostgreSQL database is dropped.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from domain.application import Tramita
 from tests.pgcluster import NoServerBinaries, PgCluster, start_cluster
+from tests.servers import in_ci
 from tests.stores import NOW, SEEDED_ON, close_open_apps, make_app, pinned_clock
 
 __all__ = ["NOW", "SEEDED_ON", "make_app", "pinned_clock"]
@@ -49,17 +49,13 @@ def _close_apps_after_each_test() -> Iterator[None]:
 _postgres_outcome: dict[str, str] = {}
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[PgCluster]:
     """Started on first use, stopped and deleted at the end of the session (also after a failure)."""
     try:
         cluster = start_cluster()
     except NoServerBinaries as missing:
-        if _in_ci():
+        if in_ci():
             _postgres_outcome["failed"] = f"{missing}, and CI is set, so this is an error, not a skip"
             pytest.fail(f"PostgreSQL tests: {_postgres_outcome['failed']}", pytrace=False)
         _postgres_outcome["skipped"] = str(missing)

@@ -1,20 +1,23 @@
-"""Tokens from the command line, and the API served by gunicorn as `tramita serve` runs it."""
+"""Tokens from the command line, and the API served by gunicorn as `tramita serve` runs it: idle and slow
+connections hold no worker, gunicorn's own refusals are problem+json, its settings come from where they should."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
+from datetime import datetime
+from functools import partial
+from http import HTTPStatus
 
 import pytest
 
 from api.cli import main
+from api.serve import MAX_HEAD_BYTES, REQUEST_TIMEOUT, Gunicorn
+from domain.application import LEGAL_TIMEZONE
+from tests.servers import idle_connections, raw_answer, request, serving, until_closed
+
+IDLE_CONNECTIONS = 50
+#: Seconds past REQUEST_TIMEOUT by which the server has closed an idle connection (its loop looks every second).
+CLOSING_GRACE = 10.0
 
 
 @pytest.fixture
@@ -58,45 +61,72 @@ def test_a_token_for_a_role_or_municipality_the_law_does_not_know_is_refused(dat
     assert fault in capsys.readouterr().err
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=2).close()
-            return
-        except (urllib.error.URLError, ConnectionError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 @pytest.mark.slow
-def test_serve_migrates_then_answers_over_gunicorn_and_stops_cleanly_on_sigterm(database, capsys):
+def test_serve_migrates_then_answers_over_gunicorn_and_stops_cleanly_on_sigterm(database, capsys, tmp_path):
     main(["migrate"])
     main(["seed-demo"])
     capsys.readouterr()
     _, token = created_token(capsys, "--role", "auditor", "--name", "Tribunal de Contas")
-    base = f"http://127.0.0.1:{free_port()}"
-    server = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--bind", base[7:], "--workers", "2"],
-                              env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        wait_for(f"{base}/health")
-        request = urllib.request.Request(f"{base}/cases/LC35-1991-0001/verify",
-                                         headers={"Authorization": f"Bearer {token}"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            assert json.load(response)["ok"] is True
-        with pytest.raises(urllib.error.HTTPError) as unauthorised:
-            urllib.request.urlopen(f"{base}/cases", timeout=10)
-        assert unauthorised.value.code == 401 and unauthorised.value.headers["Content-Type"] == \
-            "application/problem+json"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        output, _ = server.communicate(timeout=30)
-    assert server.returncode == 0, output
-    assert "migrated: event store ready" in output
+    with serving(tmp_path, "--workers", "2") as server:
+        status, _, body = request(f"{server.url}/cases/LC35-1991-0001/verify", Authorization=f"Bearer {token}")
+        assert status == 200 and json.loads(body)["ok"] is True
+        status, headers, _ = request(f"{server.url}/cases")
+        assert status == 401 and headers["Content-Type"] == "application/problem+json"
+    assert server.process.returncode == 0, server.output()
+    assert "migrated: event store ready" in server.output()
+
+
+@pytest.mark.slow
+def test_fifty_idle_connections_leave_health_and_acts_answering_within_a_second_until_the_server_closes_them(
+        database, capsys, tmp_path):
+    main(["migrate"])
+    main(["seed-demo"])
+    capsys.readouterr()
+    _, token = created_token(capsys, "--role", "assembly-mesa", "--name", "Mesa Diretora")
+    act = {"occurred_on": datetime.now(LEGAL_TIMEZONE).date().isoformat(), "body": "ibge", "items": ["art-4-I"]}
+    with serving(tmp_path, "--workers", "2") as server:
+        idle = idle_connections(server.host, server.port, IDLE_CONNECTIONS)
+
+        def health_and_an_act_answer_within_a_second() -> None:
+            assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+            status, _, body = request(f"{server.url}/cases/LC35-2026-0003/acts/requisition-issued", "POST", act,
+                                      timeout=1.0, Authorization=f"Bearer {token}", **{"If-Match": "*"})
+            assert status == 200, body
+
+        until_closed(idle, REQUEST_TIMEOUT + CLOSING_GRACE, health_and_an_act_answer_within_a_second)
+
+
+@pytest.mark.slow
+def test_gunicorn_s_own_refusals_are_problem_json(database, tmp_path):
+    main(["migrate"])
+    with serving(tmp_path, "--workers", "1") as server:
+        answer = partial(raw_answer, server.host, server.port)
+        status, problem = answer(b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (status, problem["status"], problem["title"]) == (414, 414, HTTPStatus(414).phrase)
+        assert problem["type"].endswith("uri-too-long") and "4094" in problem["detail"]
+        status, problem = answer(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n")
+        assert (status, problem["title"]) == (431, "Request Header Fields Too Large")
+        many = b"".join(b"X-%d: %s\r\n" % (n, b"c" * 1000) for n in range(80))
+        status, problem = answer(b"GET / HTTP/1.1\r\nHost: x\r\n" + many + b"\r\n")
+        assert (status, problem["title"]) == (431, "Request Header Fields Too Large")
+        assert str(MAX_HEAD_BYTES) in problem["detail"]
+        status, problem = answer(b"NOT AN HTTP REQUEST\r\n\r\n")
+        assert (status, problem["title"]) == (400, "Bad Request")
+
+
+def test_gunicorn_settings_come_from_tramita_then_the_config_file_then_gunicorn_cmd_args_then_the_options(
+        tmp_path, monkeypatch):
+    config = tmp_path / "gunicorn.conf.py"
+    config.write_text('bind = "127.0.0.1:9001"\nworkers = 5\nthreads = 7\nkeepalive = 9\n')
+    monkeypatch.delenv("GUNICORN_CMD_ARGS", raising=False)
+    defaults = Gunicorn().cfg
+    assert (defaults.worker_class_str, defaults.threads, defaults.keepalive, defaults.bind, defaults.workers) == (
+        "api.serve.TramitaWorker", 4, 5, ["127.0.0.1:8000"], 2)
+    from_file = Gunicorn(config_file=str(config)).cfg
+    assert (from_file.bind, from_file.workers, from_file.threads, from_file.keepalive) == (
+        ["127.0.0.1:9001"], 5, 7, 9)
+    monkeypatch.setenv("GUNICORN_CMD_ARGS", f"-c {config} --threads 3")
+    from_env = Gunicorn().cfg
+    assert (from_env.bind, from_env.threads) == (["127.0.0.1:9001"], 3)
+    overridden = Gunicorn({"bind": "127.0.0.1:9002", "workers": 1}, str(config)).cfg
+    assert (overridden.bind, overridden.workers, overridden.threads) == (["127.0.0.1:9002"], 1, 3)

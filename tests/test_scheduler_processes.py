@@ -135,9 +135,21 @@ def test_scheduler_once_scans_and_writes_one_json_line_per_alert(tmp_path, monke
 @pytest.mark.parametrize(("variable", "value"), [
     ("TRAMITA_ALERT_THRESHOLDS", "5,one"), ("TRAMITA_ALERT_THRESHOLDS", "5,5"), ("TRAMITA_SCHEDULER_CRON", "every"),
     ("TRAMITA_ALERT_WEBHOOK_URL", "ftp://example.org/x"), ("TRAMITA_ALERT_WEBHOOK_TRIES", "0"),
+    ("TRAMITA_ALERT_WEBHOOK_TRIES", "1000000"), ("TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP", "nan"),
+    ("TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP", "86400"), ("TRAMITA_ALERT_WEBHOOK_SECRET", "hunter2"),
+    ("TRAMITA_ALERT_WEBHOOK_SECRET", "whsec_c2hvcnQ="),
 ])
 def test_a_malformed_scheduler_setting_is_refused_naming_its_variable(variable, value, monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{tmp_path / 'tramita.sqlite'}")
     monkeypatch.setenv(variable, value)
     assert main(["scheduler", "--once"]) == 2
     assert capsys.readouterr().err.startswith(f"tramita: {variable}: ")
+
+
+def test_a_webhook_url_without_a_secret_is_refused_at_start_naming_the_secret(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{tmp_path / 'tramita.sqlite'}")
+    monkeypatch.setenv("TRAMITA_ALERT_WEBHOOK_URL", "http://127.0.0.1:9/alerts")
+    monkeypatch.delenv("TRAMITA_ALERT_WEBHOOK_SECRET", raising=False)
+    assert main(["scheduler", "--once"]) == 2
+    assert capsys.readouterr().err.startswith("tramita: TRAMITA_ALERT_WEBHOOK_SECRET: required with "
+                                              "TRAMITA_ALERT_WEBHOOK_URL")

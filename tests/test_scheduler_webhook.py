@@ -1,15 +1,19 @@
-"""Webhook delivery against a local HTTP server: retries with a doubling pause, the delivery record kept as events
-on the alert and shown in the alerts table, and an alert never lost by a failed delivery."""
+"""Webhook delivery against a local HTTP server: retries with a capped, jittered pause, no redirect followed, a
+bounded wait on a slow receiver, every POST signed (Standard Webhooks), the delivery record kept as events on the
+alert and shown in the alerts table, and an alert never lost by a failed delivery."""
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from standardwebhooks import Webhook as Verifier
 
 from domain.acts import Actor
 from domain.application import Tramita, persistence_env
@@ -21,37 +25,94 @@ from scheduler.jsonlog import alert_fields
 from scheduler.leader import NoLeadership
 from scheduler.scan import SCHEDULER, scan
 from scheduler.service import Scanner, run
-from scheduler.webhook import Webhook
+from scheduler.webhook import Webhook, post_signed
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 
 MISSED_DAY = datetime(2025, 11, 19, 14, tzinfo=timezone.utc)  # 09:00 in Rio Branco, the day after the due day
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # the Standard Webhooks documentation's example secret
+#: How long a receiver below keeps dripping a body or stalling its headers, at most (far beyond any try's timeout).
+STALL_SECONDS = 60.0
+
+Answer = Callable[[BaseHTTPRequestHandler, threading.Event], None]
+
+
+def status(code: int, **headers: str) -> Answer:
+    def answer(handler: BaseHTTPRequestHandler, stopped: threading.Event) -> None:
+        handler.send_response(code)
+        for name, value in {"Content-Length": "0", **headers}.items():
+            handler.send_header(name, value)
+        handler.end_headers()
+    return answer
+
+
+def slow_body(code: int) -> Answer:
+    """The status and headers at once, then a body of one byte every 0.2 s for a minute."""
+    def answer(handler: BaseHTTPRequestHandler, stopped: threading.Event) -> None:
+        ticks = int(STALL_SECONDS / 0.2)
+        handler.send_response(code)
+        handler.send_header("Content-Length", str(ticks))
+        handler.end_headers()
+        for _ in range(ticks):
+            if stopped.wait(0.2):
+                return
+            handler.wfile.write(b"x")
+            handler.wfile.flush()
+    return answer
+
+
+def stalled_headers(handler: BaseHTTPRequestHandler, stopped: threading.Event) -> None:
+    """A status line, then nothing more for a minute."""
+    handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+    handler.wfile.flush()
+    stopped.wait(STALL_SECONDS)
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
 
 
 class Server:
-    """A webhook on 127.0.0.1 answering each POST with the next status of `statuses` (the last one repeats)."""
+    """A webhook on 127.0.0.1 answering each request with the next of `answers` (the last one repeats); ints are
+    statuses. It keeps every request, and the JSON of every body in `bodies`."""
 
-    def __init__(self, statuses: list[int]) -> None:
-        self.statuses, self.bodies = list(statuses), []
+    def __init__(self, answers: list[int | Answer]) -> None:
+        self.answers = [status(a) if isinstance(a, int) else a for a in answers]
+        self.requests: list[Received] = []
+        self.stopped = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                status = server.statuses.pop(0) if len(server.statuses) > 1 else server.statuses[0]
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+            def handle_any(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                server.requests.append(Received(self.command, self.path, dict(self.headers), body))
+                answer = server.answers.pop(0) if len(server.answers) > 1 else server.answers[0]
+                try:
+                    answer(self, server.stopped)
+                except (BrokenPipeError, ConnectionResetError):  # the scheduler stopped listening: its right
+                    pass
+
+            do_POST = do_GET = handle_any  # noqa: N815 - http.server's names
 
             def log_message(self, *args: object) -> None:
                 pass
 
         self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.http.server_address[1]}/alerts"
         self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
         self.thread.start()
 
+    @property
+    def bodies(self) -> list[dict]:
+        return [json.loads(r.body) for r in self.requests]
+
     def close(self) -> None:
+        self.stopped.set()
         self.http.shutdown()
         self.http.server_close()
 
@@ -60,8 +121,8 @@ class Server:
 def servers() -> Iterator:
     started: list[Server] = []
 
-    def start(statuses: list[int]) -> Server:
-        started.append(Server(statuses))
+    def start(answers: list[int | Answer]) -> Server:
+        started.append(Server(answers))
         return started[-1]
 
     yield start
@@ -94,7 +155,8 @@ def test_an_alert_refused_twice_by_the_webhook_is_delivered_on_the_third_try_and
     app, store, projector, alert = missed
     server = servers([500, 500, 200])
     pauses: list[float] = []
-    webhook = Webhook(server.url, record(app), tries=5, backoff=1.5, sleep=pauses.append)
+    webhook = Webhook(server.url, record(app), tries=5, secret=SECRET, backoff=1.5, sleep=pauses.append,
+                      jitter=lambda ceiling: ceiling)
     webhook.submit(alert.id, alert_fields(alert))
     assert webhook.close(timeout=30)
     assert server.bodies == [alert_fields(alert)] * 3
@@ -111,7 +173,7 @@ def test_an_alert_refused_twice_by_the_webhook_is_delivered_on_the_third_try_and
 def test_a_webhook_that_always_fails_leaves_a_failed_record_after_n_tries_and_the_alert_stands(missed, servers):
     app, store, projector, alert = missed
     server = servers([503])
-    webhook = Webhook(server.url, record(app), tries=3, sleep=lambda _: None)
+    webhook = Webhook(server.url, record(app), tries=3, secret=SECRET, sleep=lambda _: None)
     webhook.submit(alert.id, alert_fields(alert))
     assert webhook.close(timeout=30)
     assert len(server.bodies) == 3
@@ -125,14 +187,14 @@ def test_a_webhook_that_always_fails_leaves_a_failed_record_after_n_tries_and_th
 def test_an_alert_whose_delivery_failed_is_delivered_again_on_the_next_start(missed, servers):
     app, store, projector, alert = missed
     down = servers([500])
-    webhook = Webhook(down.url, record(app), tries=2, sleep=lambda _: None)
+    webhook = Webhook(down.url, record(app), tries=2, secret=SECRET, sleep=lambda _: None)
     webhook.submit(alert.id, alert_fields(alert))
     webhook.close(timeout=30)
     assert app.get_alert(alert.id).delivery == "failed"
 
     up = servers([200])
     lines: list[tuple[str, dict]] = []
-    config = SchedulerConfig("memory://", webhook_url=up.url, webhook_tries=2)
+    config = SchedulerConfig("memory://", webhook_url=up.url, webhook_tries=2, webhook_secret=SECRET)
     assert run(config, app, store, NoLeadership(), stop=threading.Event(), once=True,
                log=lambda event, **fields: lines.append((event, fields))) == 0
     assert up.bodies == [alert_fields(alert)]
@@ -146,11 +208,11 @@ def test_a_scan_runs_to_its_end_while_the_webhook_is_still_posting(missed):
     app, store, projector, alert = missed
     posting, released = threading.Event(), threading.Event()
 
-    def slow_post(url: str, body: bytes) -> None:
+    def slow_post(url: str, body: bytes, headers: dict[str, str]) -> None:
         posting.set()
         released.wait(30)
 
-    webhook = Webhook("http://127.0.0.1:9/alerts", record(app), tries=1, post=slow_post)
+    webhook = Webhook("http://127.0.0.1:9/alerts", record(app), tries=1, secret=SECRET, post=slow_post)
     scanner = Scanner(app, store, projector, (5, 1), lambda event, **fields: None, webhook)
     assert scanner.redeliver() == 1  # the missed alert has no delivery record yet
     assert posting.wait(30)
@@ -160,3 +222,70 @@ def test_a_scan_runs_to_its_end_while_the_webhook_is_still_posting(missed):
     released.set()
     assert webhook.close(timeout=30)
     assert app.get_alert(alert.id).delivery == "delivered"
+
+
+def test_a_redirect_and_a_slow_failing_answer_cost_a_try_each_and_the_alert_arrives_once_signed(missed, servers):
+    app, store, projector, alert = missed
+    internal = servers([200])
+    receiver = servers([status(302, Location=internal.url), slow_body(500), 200])
+    pauses: list[float] = []
+    webhook = Webhook(receiver.url, record(app), tries=5, secret=SECRET, backoff=0.5, backoff_cap=0.8,
+                      post=partial(post_signed, timeout=2.0), sleep=pauses.append)
+    webhook.submit(alert.id, alert_fields(alert))
+    assert webhook.close(timeout=STALL_SECONDS / 2)  # the slow body alone would take STALL_SECONDS
+    assert internal.requests == []  # the redirect was not followed
+    assert [r.method for r in receiver.requests] == ["POST"] * 3
+    delivered = receiver.requests[-1]
+    assert Verifier(SECRET).verify(delivered.body, delivered.headers) == alert_fields(alert)
+    assert {r.headers["webhook-id"] for r in receiver.requests} == {str(alert.id)}  # for the receiver to de-duplicate
+    assert len(pauses) == 2 and 0 <= pauses[0] <= 0.5 and 0 <= pauses[1] <= 0.8  # full jitter under the cap
+    recorded = app.get_alert(alert.id)
+    assert (recorded.delivery, recorded.delivery_tries, recorded.delivery_error) == ("delivered", 3, None)
+    projector.catch_up()
+    assert queries.undelivered_alerts(store) == []
+
+
+def test_a_receiver_that_always_redirects_leaves_a_failed_record_naming_the_status(missed, servers):
+    app, _, _, alert = missed
+    internal = servers([200])
+    receiver = servers([status(307, Location=internal.url)])
+    webhook = Webhook(receiver.url, record(app), tries=2, secret=SECRET, sleep=lambda _: None)
+    webhook.submit(alert.id, alert_fields(alert))
+    assert webhook.close(timeout=30)
+    failed = app.get_alert(alert.id)
+    assert (failed.delivery, failed.delivery_tries) == ("failed", 2)
+    assert failed.delivery_error == "HTTP 307 (redirects are not followed)"
+    assert internal.requests == []
+
+
+def test_a_receiver_that_never_finishes_its_headers_fails_the_try_at_the_timeout(missed, servers):
+    app, _, _, alert = missed
+    receiver = servers([stalled_headers])
+    webhook = Webhook(receiver.url, record(app), tries=1, secret=SECRET, post=partial(post_signed, timeout=1.0))
+    webhook.submit(alert.id, alert_fields(alert))
+    assert webhook.close(timeout=STALL_SECONDS / 2)
+    assert app.get_alert(alert.id).delivery_error == "no answer within 1 s"
+
+
+def test_the_pause_between_tries_doubles_up_to_the_cap_and_is_drawn_below_it():
+    webhook = Webhook("http://127.0.0.1:9/alerts", lambda *_: None, tries=20, secret=SECRET, backoff=1.0,
+                      backoff_cap=30.0, jitter=lambda ceiling: ceiling)
+    assert [webhook.pause(n) for n in (1, 2, 3, 5, 6, 19)] == [1.0, 2.0, 4.0, 16.0, 30.0, 30.0]
+    drawn = Webhook("http://127.0.0.1:9/alerts", lambda *_: None, tries=20, secret=SECRET, backoff=1.0,
+                    backoff_cap=30.0)
+    assert all(0 <= drawn.pause(19) <= 30.0 for _ in range(200))
+    webhook.close(), drawn.close()
+
+
+def test_a_system_alert_reaches_the_webhook_with_its_case_fields_null(missed, servers):
+    app, store, projector, _ = missed
+    raised = app.raise_system_alert(SCHEDULER, kind="projection-failure", subject="cases:x", message="cannot write")
+    receiver = servers([200])
+    lines: list[tuple[str, dict]] = []
+    config = SchedulerConfig("memory://", webhook_url=receiver.url, webhook_tries=1, webhook_secret=SECRET)
+    assert run(config, app, store, NoLeadership(), stop=threading.Event(), once=True,
+               log=lambda event, **fields: lines.append((event, fields))) == 0
+    [body] = [b for b in receiver.bodies if b["alert_id"] == str(raised)]  # handed over once, not twice
+    assert (body["kind"], body["subject"], body["message"]) == ("projection-failure", "cases:x", "cannot write")
+    assert body["case_id"] is None and body["due_on"] is None and body["article"] is None
+    assert app.get_alert(raised).delivery == "delivered"

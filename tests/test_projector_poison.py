@@ -1,0 +1,160 @@
+"""No event stops the projector: what the store already holds is projected or, if it cannot be, recorded, alerted
+and skipped alone, on SQLite and PostgreSQL; `tramita project`, `rebuild` and `scheduler --once` all complete."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+from eventsourcing.persistence import StoredEvent
+
+from api.app import create_app
+from api.cli import main
+from domain.acts import Actor
+from domain.demo import IBGE, municipal
+from projections import queries
+from projections.projector import PROJECTION_FAILURE, Projector
+from projections.rows import ROWS
+from projections.store import open_store
+from tests.stores import make_app
+from tests.test_projections import snapshot
+
+XAPURI, ACRELANDIA = "1200708", "1200013"
+POISONED_DISTRICT = "Vila\x00Jurupari"
+TOPIC_OF_A_LATER_VERSION = "domain.case:Case.ActOfALaterVersion"
+
+
+@pytest.fixture
+def demo(database_url, monkeypatch, capsys):
+    """The demo seeded and projected through the CLI on a fresh store; the application, the projector."""
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["migrate"]) == 0
+    assert main(["seed-demo"]) == 0
+    capsys.readouterr()
+    app = make_app(database_url, seed=False)
+    store = open_store(database_url)
+    yield app, Projector(app, store), database_url
+    store.close()
+
+
+def open_district(app, code: str, district: str) -> str:
+    """A mayor files a district creation, as the application records it today (the API bypassed)."""
+    return app.open_case(municipal("mayor", code), date(2026, 3, 2), kind="district_creation",
+                         municipalities=[code], district=district).number
+
+
+def scheduler_lines(capsys) -> list[dict]:
+    capsys.readouterr()
+    assert main(["scheduler", "--once"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def system_alerts(store) -> list[dict]:
+    return [row for row in queries.alerts(store) if row["case_id"] is None]
+
+
+def test_a_nul_stored_in_a_district_name_is_projected_as_u_fffd_and_stops_no_command(demo, capsys):
+    app, projector, _ = demo
+    poisoned = open_district(app, XAPURI, POISONED_DISTRICT)
+    after = open_district(app, ACRELANDIA, "Vila Nova")  # an act recorded after the poison
+
+    assert main(["project", "--once"]) == 0
+    assert "could not be projected" not in capsys.readouterr().err
+    rows = {row["number"]: row for row in queries.cases(projector.store)}
+    assert rows[poisoned]["district"] == "Vila\ufffdJurupari"
+    assert app.get_case(poisoned).district == POISONED_DISTRICT  # the event keeps what was filed
+    assert rows[after]["district"] == "Vila Nova"
+    assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
+    followed = snapshot(projector.store)
+
+    assert main(["rebuild"]) == 0
+    assert snapshot(projector.store) == followed
+    lines = scheduler_lines(capsys)
+    assert [line["event"] for line in lines if line["event"] == "scan"] == ["scan"]
+    assert projector.failures() == [] and system_alerts(projector.store) == []
+
+
+def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_alone(demo, capsys):
+    app, projector, url = demo
+    poisoned = app.get_case("LC35-2026-0003")  # its missed deadlines are due an alert at every scan
+    [stored] = app.recorder.select_events(poisoned.id, desc=True, limit=1)
+    app.recorder.insert_events([StoredEvent(poisoned.id, stored.originator_version + 1, TOPIC_OF_A_LATER_VERSION,
+                                            b"{}")])
+    poison_at = app.recorder.max_notification_id()
+    after = open_district(app, XAPURI, "Vila Jurupari")
+
+    assert main(["project", "--once"]) == 0
+    report = capsys.readouterr().err
+    assert "2 aggregate(s) could not be projected" in report and str(poisoned.id) in report
+    failures = {f["projection"]: f for f in projector.failures()}
+    assert set(failures) == {"cases", "deadlines"}  # the two projections that read cases
+    for failure in failures.values():
+        assert (failure["aggregate_id"], failure["aggregate_kind"], failure["notification_id"], failure["topic"]) \
+            == (str(poisoned.id), "case", poison_at, TOPIC_OF_A_LATER_VERSION)
+        assert "TopicError" in failure["error"]
+    rows = {row["number"]: row for row in queries.cases(projector.store)}
+    assert rows["LC35-2026-0003"]["version"] == poisoned.version  # as of its last event before the poison
+    assert rows[after]["district"] == "Vila Jurupari"  # every other row is current
+    assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
+
+    alerts = system_alerts(projector.store)
+    assert sorted(a["subject"] for a in alerts) == [f"cases:{poisoned.id}", f"deadlines:{poisoned.id}"]
+    assert {a["kind"] for a in alerts} == {PROJECTION_FAILURE}
+    assert all(a["case_number"] is None and a["due_on"] is None and a["article"] is None for a in alerts)
+    assert f"notification {poison_at}" in alerts[0]["message"]
+
+    app.recorder.insert_events([StoredEvent(poisoned.id, stored.originator_version + 2, TOPIC_OF_A_LATER_VERSION,
+                                            b"{}")])
+    recorded = {(poison_at, app.recorder.max_notification_id())}  # the first event that failed, and the latest
+    assert main(["project", "--once"]) == 0
+    assert {(f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == recorded
+    assert main(["rebuild"]) == 0
+    assert "2 aggregate(s) could not be projected" in capsys.readouterr().err
+    assert {(f["projection"], f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == {
+        (projection, *ids) for projection in ("cases", "deadlines") for ids in recorded}
+    assert len(system_alerts(projector.store)) == 2  # raised again, recorded once
+
+    lines = scheduler_lines(capsys)
+    logged = [line for line in lines if line["event"] == "alert" and line["kind"] == PROJECTION_FAILURE]
+    assert sorted(line["subject"] for line in logged) == sorted(a["subject"] for a in alerts)
+    assert all(line["case_id"] is None and line["due_on"] is None for line in logged)
+    assert [line["case_id"] for line in lines if line["event"] == "case-unreadable"] == [str(poisoned.id)]
+    [scan] = [line for line in lines if line["event"] == "scan"]
+    assert (scan["system_alerts"], scan["unreadable"]) == (2, 1)
+
+    client = create_app({"TRAMITA_DATABASE_URL": url}, application=app).test_client()
+    health = client.get("/health").get_json()
+    assert {f["projection"] for f in health["failures"]} == {"cases", "deadlines"}
+    token = app.issue_token(Actor("test", "token-administrator"), name="Tribunal de Contas", role="auditor").token
+    listed = client.get("/alerts", headers={"Authorization": f"Bearer {token}"}).get_json()
+    assert sorted(a["subject"] for a in listed if a["case_id"] is None) == sorted(a["subject"] for a in alerts)
+
+
+def test_a_row_the_database_refuses_leaves_that_aggregate_alone_and_is_cleared_once_written(demo, monkeypatch,
+                                                                                           capsys):
+    app, projector, _ = demo
+    refused = open_district(app, XAPURI, "Vila Jurupari")
+    other = open_district(app, ACRELANDIA, "Vila Nova")
+    refused_id = str(app.get_case(refused).id)
+    case_rows = ROWS["cases"]
+
+    def out_of_range(case):  # no INTEGER column takes 2**70, on either store
+        return [row[:-3] + (2 ** 70,) + row[-2:] if str(case.id) == refused_id else row for row in case_rows(case)]
+
+    monkeypatch.setitem(ROWS, "cases", out_of_range)
+    assert main(["project", "--once"]) == 0
+    [failure] = projector.failures()
+    assert (failure["projection"], failure["aggregate_id"]) == ("cases", refused_id)
+    numbers = {row["number"] for row in queries.cases(projector.store)}
+    assert other in numbers and refused not in numbers
+    assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
+    assert [a["subject"] for a in system_alerts(projector.store)] == [f"cases:{refused_id}"]
+
+    monkeypatch.setitem(ROWS, "cases", case_rows)
+    app.record_finding(refused, IBGE, date(2026, 3, 6), item="art-31-I", value=45, document="Laudo art-31-I")
+    assert main(["project", "--once"]) == 0
+    capsys.readouterr()
+    assert projector.failures() == []
+    assert refused in {row["number"] for row in queries.cases(projector.store)}
+    assert len(system_alerts(projector.store)) == 1  # the alert stays: it happened
