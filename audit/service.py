@@ -7,19 +7,27 @@ and the verifier key verification trusts (given from outside; None: signatures c
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.log import AuditLog, Signed, StoredCheckpoint
+from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
 from audit.verify import Finding, Verdict, verify_receipt, verify_store
 from audit.witness import Witness, WitnessError
 from domain import chain
+from domain.acts import Actor
 from domain.errors import CaseNotFoundError, InvalidActError
+
+#: Who records the audit log's own alerts (the system's role).
+AUDIT_ACTOR = Actor("tramita-audit", "scheduler")
+#: Characters of the findings a tamper alert carries (the verdict of `tramita verify` has them all).
+MAX_ALERT_MESSAGE = 4000
+
 
 class NotSignedError(Exception):
     """The log has no checkpoint (of that size), or this process has no signing key."""
@@ -65,9 +73,22 @@ class Audit:
             raise NotSignedError("no signing key: set TRAMITA_SIGNING_KEY (make one with `tramita keys init`)")
         known = [note for witness in self.witnesses for _, note in witness.held()]
         now = self.app.clock()
-        signed = self.log.sign_checkpoint(self.signer, signed_at=now, legal_date=self.app.today(), known=known)
+        try:
+            signed = self.log.sign_checkpoint(self.signer, signed_at=now, legal_date=self.app.today(), known=known)
+        except TamperAlarm as alarm:
+            self.raise_tamper_alert(alarm)
+            raise
         self.deliver_to_witnesses(log_line)
         return signed
+
+    def raise_tamper_alert(self, alarm: TamperAlarm) -> None:
+        """The loudest alarm: a system alert (kind `tamper-alarm`) that the scheduler logs and sends to the
+        webhook; the same findings, refused again at each run, are the same alert, recorded once."""
+        text = "\n".join(alarm.findings)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        message = "the audit log refuses to sign a checkpoint: " + "; ".join(alarm.findings)
+        self.app.raise_system_alert(AUDIT_ACTOR, kind="tamper-alarm", subject=f"audit-log:{digest}",
+                                    message=message[:MAX_ALERT_MESSAGE])
 
     def deliver_to_witnesses(self, log_line: Callable[..., None] | None = None) -> int:
         """Hand each witness the checkpoints it has not received; return how many were delivered."""

@@ -180,6 +180,10 @@ def test_a_forged_act_appended_with_a_correct_hash_is_found(signed, capsys):
     capsys.readouterr()
     assert main(["checkpoint"]) == 1  # the log refuses to sign over it: the tamper alarm
     assert "TAMPER ALARM" in capsys.readouterr().err
+    assert main(["checkpoint"]) == 1  # refused again: the same alarm, one alert
+    [alert] = [a for a in (signed.app().repository.get(n.originator_id) for n in signed.app().recorder
+                           .select_notifications(1, 10_000, topics=["domain.alerts:Alert.SystemRaised"]))]
+    assert alert.kind == "tamper-alarm" and "carries no signature although signing had begun" in alert.message
 
 
 def test_a_forged_act_with_a_signature_copied_from_another_event_is_found(signed, capsys):
