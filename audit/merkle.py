@@ -216,6 +216,15 @@ class Frontier:
         self.size = index + 1
         return completed
 
+    def push(self, leaf: bytes) -> None:
+        """Add a leaf hash, keeping only the right edge (what a verifier rebuilding the tree needs)."""
+        nodes = self.nodes
+        level, current = 0, leaf
+        while nodes and nodes[-1][0] == level:
+            current, level = node_hash(nodes.pop()[1], current), level + 1
+        nodes.append((level, current))
+        self.size += 1
+
     def root(self) -> bytes:
         """MTH of the tree so far."""
         if not self.nodes:

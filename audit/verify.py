@@ -196,8 +196,9 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
             read = _check_chain(app, notification, heads, verdict)
             chain_hash = read.hash
             entry = entry_of(notification.originator_id, notification.originator_version, chain_hash)
-            frontier.append(merkle.leaf_hash(entry))
-            cache.compare(index, notification, chain_hash, heads, verdict)
+            frontier.push(merkle.leaf_hash(entry))
+            if locate:
+                cache.compare(index, notification, chain_hash, heads, verdict)
             root = roots.get(frontier.size)
             if root is not None:
                 _judge_root(frontier, root, verdict, cache)

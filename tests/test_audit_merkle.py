@@ -681,3 +681,12 @@ def test_a_frontier_refuses_a_right_edge_that_does_not_fit_its_size():
     for size in (4, 6, 7):
         with pytest.raises(ValueError):
             Frontier(size, edge)
+
+
+def test_a_frontier_pushed_leaf_by_leaf_has_the_root_and_right_edge_of_one_appended_to():
+    pushed, appended = Frontier(), Frontier()
+    for n in range(1, 70):
+        leaf = leaf_hash(n.to_bytes(2, "big"))
+        pushed.push(leaf)
+        appended.append(leaf)
+        assert (pushed.size, pushed.nodes, pushed.root()) == (appended.size, appended.nodes, appended.root())
