@@ -2,11 +2,11 @@
 
 `read_body` runs before every view (after the token is checked): a body larger than the limit
 (`TRAMITA_MAX_BODY_BYTES`, default 1 MiB) is 413 before any of it is parsed: a `Content-Length` over the limit
-before any byte is read, a chunked body (no `Content-Length`) after at most limit + 1 bytes; a body that is not `application/json` (UTF-8) is 415; a body
-that is not JSON, or nests arrays and objects deeper than MAX_JSON_DEPTH, or writes `NaN`/`Infinity` (not JSON),
-is 400. Depth is checked on the text before Python's `json` module, whose recursion would otherwise blow up on
-deep input. The parsed body is kept for the request: the schemas read it (`Blueprint` below) and so does the
-`Idempotency-Key` fingerprint, so it is parsed once, by one set of rules.
+before any byte is read, a chunked body (no `Content-Length`) after at most limit + 1 bytes. A body that is not
+`application/json` (UTF-8) is 415; one that is not JSON, or nests arrays and objects deeper than MAX_JSON_DEPTH,
+or writes `NaN`/`Infinity` (not JSON), is 400. Depth is checked on the text before Python's `json` module, whose
+recursion would otherwise blow up on deep input. The parsed body is kept for the request: the schemas read it
+(`Blueprint` below) and so does the `Idempotency-Key` fingerprint, so it is parsed once, by one set of rules.
 
 Numbers too large for their type are not refused here but passed on as `Decimal`, so that the field that reads
 one refuses it by name (422): an integer literal of more than MAX_INTEGER_LITERAL digits (Python's `int()` refuses
@@ -64,35 +64,35 @@ def read_body() -> None:
             "utf-8", "utf8"):
         raise Problem(415, f"the body must be application/json (UTF-8), not {request.content_type!r}",
                       kind="unsupported-media-type", field="Content-Type", headers={"Accept": "application/json"})
-    try:
-        data = _at_most(limit + 1)
-    except RequestEntityTooLarge:  # Werkzeug's own check, on Content-Length or the stream (the app factory sets it)
-        data = b"-" * (limit + 1)
-    if len(data) > limit:
+    data = _within(limit)
+    if data is None:
         raise Problem(413, f"the body is larger than {limit:,} bytes, the most this API reads "
                       "(TRAMITA_MAX_BODY_BYTES)", kind="body-too-large", field="body", limit=limit)
     if not data:
         return
     try:
-        g.setdefault(_BODY, strict_json(data))
+        setattr(g, _BODY, strict_json(data))
     except MalformedBodyError as malformed:
         raise Problem(400, f"the body is not JSON this API reads: {malformed}", kind="malformed-json",
                       field="body", errors={"json": {"body": [str(malformed)]}}) from None
 
 
-def _at_most(size: int) -> bytes:
-    """Up to `size` bytes of the body, and never more: a larger Content-Length is refused before any is read, and
-    a chunked body (no Content-Length) is read only until `size` bytes have come."""
-    if request.content_length is not None and request.content_length >= size:
-        return b"-" * size
-    chunks, read = [], 0
-    while read < size:
-        chunk = request.stream.read(size - read)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        read += len(chunk)
-    return b"".join(chunks)
+def _within(limit: int) -> bytes | None:
+    """The body if it has at most `limit` bytes, else None, reading no more than `limit` + 1 bytes of it: none when
+    its Content-Length is larger, and of a chunked body (no Content-Length) only until one byte too many came."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    chunks, size = [], 0
+    try:
+        while size <= limit:
+            chunk = request.stream.read(limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except RequestEntityTooLarge:  # Werkzeug's own limit (MAX_CONTENT_LENGTH, set one byte above ours)
+        return None
+    return None if size > limit else b"".join(chunks)
 
 
 def json_body() -> Any:
