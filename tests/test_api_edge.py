@@ -363,7 +363,7 @@ def test_a_retry_whose_if_match_went_stale_is_answered_from_its_receipt(tmp_path
         api.close()
 
 
-COPIES = 48
+COPIES = 160
 
 
 def race(send: Callable[[Any], Any], clients: list[Any]) -> list[Any]:
