@@ -123,9 +123,9 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    flask.before_request(read_body)  # after the token: an anonymous body is never read
     for blueprint in (acts.blp, views.cases, views.reads, views.health):
         api.register_blueprint(blueprint)
+    flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     _register_docs(flask)
     return flask
 

@@ -150,6 +150,8 @@ class EdgeParser(FlaskParser):
 
 
 class Blueprint(flask_smorest.Blueprint):
-    """flask-smorest's Blueprint whose arguments come through `EdgeParser`: every API blueprint is one."""
+    """flask-smorest's Blueprint whose arguments come through `EdgeParser`: a blueprint whose operations read a JSON
+    body must be one (api/acts.py's); webargs' own parser would parse the body again with Python's defaults. (The
+    fuzz test sends every operation a body with a 5,000-digit number, which that parse could not read.)"""
 
     ARGUMENTS_PARSER = EdgeParser()

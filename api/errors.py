@@ -49,10 +49,7 @@ def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[
     body = {"type": TYPE_BASE + (kind or phrase.lower().replace(" ", "-").replace("'", "")), "title": phrase,
             "status": status, "detail": detail}
     body.update({k: v for k, v in extensions.items() if v is not None})
-    # A refused request may echo what it sent (a field's name or value) holding a lone surrogate, which UTF-8 cannot
-    # encode: inside a JSON string its `\udXXX` escape is valid JSON, and the rest stays readable UTF-8.
-    text = json.dumps(body, ensure_ascii=False, default=_plain)
-    response = Response(text.encode("utf-8", "backslashreplace"), status=status, mimetype=PROBLEM_JSON)
+    response = Response(json.dumps(body, ensure_ascii=False, default=_plain), status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
@@ -84,11 +81,24 @@ def http_exception_problem(error: HTTPException) -> Response:
     detail = data.get("message") or error.description or HTTPStatus(status).phrase
     field = None
     if errors and status == 422:
+        errors = _encodable(errors)
         detail = "the request is malformed: " + _summary(errors)
         field = _first_field(errors)
     headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
     headers.update(data.get("headers") or {})
     return problem(status, detail, errors=errors or None, field=field, headers=headers)
+
+
+def _encodable(value: Any) -> Any:
+    """The schemas' messages with each lone surrogate of a refused name or value written `\\udXXX` (UTF-8 cannot
+    encode one, so the answer could not be sent); the messages are the field names and values the request sent."""
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _first_field(errors: dict[str, Any]) -> str | None:

@@ -12,12 +12,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from flask import Response
-from flask_smorest import abort
+from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
 from api import schemas as s
 from api.acts import act_links, case_link
-from api.body import Blueprint
 from api.http import errors_doc, etag, read_store, settings, tramita
 from projections import queries
 

@@ -37,9 +37,9 @@ class Clock:
 @dataclass
 class ApiHarness:
     url: str
-    clock: Clock = field(default_factory=Clock)
     #: More `TRAMITA_*` settings for the app factory (the database URL is `url`).
     config: dict[str, str] = field(default_factory=dict)
+    clock: Clock = field(default_factory=Clock)
 
     def __post_init__(self) -> None:
         self.app = Tramita(persistence_env(self.url), clock=self.clock)

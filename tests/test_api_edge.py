@@ -161,6 +161,8 @@ HOSTILE = [
             422, "reason"),
     Hostile("a control character in a document's key", lambda e: e.post("/cases", body=petition(
         documents={"art-4-I\u0007": "doc"})), 422, "documents.art-4-I\u0007.key"),
+    Hostile("a lone surrogate in an unknown field's name (echoed back escaped)",
+            lambda e: e.act(raw=json.dumps({**REQUISITION, "x\ud800": 1})), 422, "x\\ud800"),
     Hostile("a U+0000 in a query string", lambda e: e.api.get("/cases?municipality=%00"), 422, "municipality"),
     Hostile("a U+0000 in a search", lambda e: e.api.get("/municipalities?text=Feij%00"), 422, "text"),
     Hostile("a body that is not JSON", lambda e: e.act(raw="occurred_on=2026-03-05"), 400, "body"),
