@@ -10,9 +10,11 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
@@ -27,7 +29,7 @@ from api.fields import MAX_FREE_TEXT_CHARS, MAX_NAME_CHARS, MAX_REFERENCE_CHARS
 from domain.demo import FEIJO
 from tests.api_client import ApiHarness, harness_on
 from tests.test_api import voters_petition
-from tests.test_api_serve import created_token, free_port, wait_for
+from tests.test_api_serve import created_token
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 REQUISITION = {"occurred_on": "2026-03-05", "body": "ibge", "items": ["art-4"]}
@@ -309,19 +311,28 @@ def test_a_body_over_the_limit_is_413_before_it_is_parsed_also_when_chunked(smal
 @pytest.mark.slow
 def test_gunicorn_answers_a_chunked_body_over_the_limit_413(tmp_path, monkeypatch, capsys):
     """`tramita serve` as deployed: gunicorn decodes the chunks and ends the stream; the API stops reading after
-    the limit + 1 bytes."""
+    the limit + 1 bytes and answers 413."""
     monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{tmp_path / 'tramita.sqlite'}")
     monkeypatch.setenv("TRAMITA_MAX_BODY_BYTES", "4096")
     assert main(["migrate"]) == 0
     capsys.readouterr()
     _, token = created_token(capsys, "--role", "assembly-mesa", "--name", "Mesa")
-    port = free_port()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--bind", f"127.0.0.1:{port}",
                                "--workers", "1"], env={**os.environ}, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(f"http://127.0.0.1:{port}/health")
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        deadline = time.monotonic() + 120  # a loaded 2-core machine may take long to import and fork
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         chunks = (b"[" * 8192 for _ in range(8))  # 64 KiB in 8 chunks, no Content-Length
         connection.request("POST", "/cases", body=chunks, encode_chunked=True, headers={
             "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -331,7 +342,7 @@ def test_gunicorn_answers_a_chunked_body_over_the_limit_413(tmp_path, monkeypatc
         assert (problem["field"], problem["limit"]) == ("body", 4096)
     finally:
         server.send_signal(signal.SIGTERM)
-        output, _ = server.communicate(timeout=30)
+        output, _ = server.communicate(timeout=60)
     assert server.returncode == 0, output
 
 
