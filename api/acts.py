@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import g
-from flask_smorest import Blueprint
+from api.body import Blueprint
 from marshmallow import Schema
 
 from api import schemas as s
@@ -105,7 +105,7 @@ def act_links(case_id: str) -> dict[str, Any]:
 @blp.arguments(s.PetitionSchema)
 @blp.response(201, s.ActedSchema, headers={"Location": {"schema": {"type": "string"}},
                                             "ETag": {"schema": {"type": "string"}}})
-@write_doc(if_match=False)
+@write_doc(if_match=False, path=False)
 @blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
          operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case/id")}})
 def petition_filed(data: dict[str, Any]):  # noqa: ANN201
@@ -120,7 +120,7 @@ def petition_filed(data: dict[str, Any]):  # noqa: ANN201
 @competent("figure-recorded", if_match=False)
 @blp.arguments(s.FigureRecordedSchema)
 @blp.response(201, s.FigureActedSchema)
-@write_doc(if_match=False)
+@write_doc(if_match=False, path=True)
 @blp.doc(summary="Art. 4 par. ún.: a competent body records a registry figure (Art. 5 judges on the figures in "
                  "force on an act's date)", operationId="figure-recorded")
 def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
@@ -145,7 +145,7 @@ def _register(act: Act) -> None:
     record.__name__ = act.method
     view = blp.doc(summary=act.summary, operationId=act.name,
                    responses={200: {"links": case_link("$response.body#/case/id")}})(record)
-    view = write_doc(if_match=True)(view)
+    view = write_doc(if_match=True, path=True)(view)
     view = blp.response(200, s.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
     view = blp.arguments(act.schema)(view)
     view = competent(act.name, if_match=True)(view)

@@ -2,7 +2,8 @@
 
 Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
-- `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date.
+- `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date;
+- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`).
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import http
 import os
+import re
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from decimal import Decimal
@@ -23,15 +25,23 @@ from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
 from api import errors
+from api.body import DEFAULT_MAX_BODY_BYTES, read_body
 from api.errors import PROBLEM_JSON, ProblemSchema
+from api.fields import PathSegment, path_segment_schema
 
-DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5"}
+DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
+            "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES)}
+#: The largest body limit accepted (a body is read into memory whole).
+MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024
 
 
 class TramitaApi(Api):
     """flask-smorest's Api whose error responses are documented as problem+json (`errors.register` makes them so)."""
 
     ERROR_SCHEMA = ProblemSchema
+    #: No catch-all `default` response: each operation lists the error statuses it gives (`api.http.errors_doc`),
+    #: so a client (or schemathesis) can tell an undocumented status from a documented one.
+    DEFAULT_ERROR_RESPONSE_NAME = None
 
     def _register_responses(self) -> None:
         for status in http.HTTPStatus:
@@ -40,9 +50,6 @@ class TramitaApi(Api):
                 response["schema"] = self.ERROR_SCHEMA
                 prepare_response(response, self.spec, PROBLEM_JSON)
             self.spec.components.response(status.name, response, lazy=True)
-        response = {"description": "Any other error", "schema": self.ERROR_SCHEMA}
-        prepare_response(response, self.spec, PROBLEM_JSON)
-        self.spec.components.response("DEFAULT_ERROR", response, lazy=True)
 
 
 class JSONProvider(DefaultJSONProvider):
@@ -69,8 +76,13 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     except ValueError:
         raise ValueError(f"TRAMITA_DUE_SOON_DAYS: {merged['TRAMITA_DUE_SOON_DAYS']!r} is not a whole number of "
                          "days (0 or more)") from None
+    raw_limit = merged["TRAMITA_MAX_BODY_BYTES"].strip()
+    if not re.fullmatch(r"[0-9]{1,12}", raw_limit) or not 1 <= int(raw_limit) <= MAX_BODY_BYTES_CEILING:
+        raise ValueError(f"TRAMITA_MAX_BODY_BYTES: {merged['TRAMITA_MAX_BODY_BYTES']!r} is not a number of bytes "
+                         f"from 1 to {MAX_BODY_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
-    return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days}
+    return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
+            "max_body_bytes": int(raw_limit)}
 
 
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
@@ -96,19 +108,26 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
             "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
                                                           "description": "a token from `tramita token create`"}}},
         },
+        # api/body.py reads at most the limit + 1 bytes of a body (one more than the limit tells it is too large);
+        # Werkzeug itself refuses to read further, whoever asks.
+        TRAMITA_MAX_BODY_BYTES=settings["max_body_bytes"], MAX_CONTENT_LENGTH=settings["max_body_bytes"] + 1,
     )
+    # Every path parameter: one segment of at most MAX_REFERENCE_CHARS characters, no control character.
+    flask.url_map.converters["default"] = flask.url_map.converters["string"] = PathSegment
     app = application or build_application(settings["database_url"], clock=clock or system_clock)
     flask.extensions["tramita"] = app
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
     flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
     api = TramitaApi(flask)
+    api.register_converter(PathSegment, path_segment_schema)
     errors.register(flask)
     from api.http import authenticate
 
     flask.before_request(authenticate)
     for blueprint in (acts.blp, views.cases, audit.blp, views.reads, views.health):
         api.register_blueprint(blueprint)
+    flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     _register_docs(flask)
     return flask
 

@@ -69,6 +69,14 @@ def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[
     return response
 
 
+class Problem(HTTPException):
+    """An HTTP error that is already a problem+json response (raised where the request is read)."""
+
+    def __init__(self, status: int, detail: str, **extensions: Any) -> None:
+        super().__init__(description=detail, response=problem(status, detail, **extensions))
+        self.code = status
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, Decimal):
         return str(value)
@@ -85,11 +93,38 @@ def http_exception_problem(error: HTTPException) -> Response:
     data = getattr(error, "data", None) or {}
     errors = data.get("errors") or data.get("messages")
     detail = data.get("message") or error.description or HTTPStatus(status).phrase
+    field = None
     if errors and status == 422:
+        errors = _encodable(errors)
         detail = "the request is malformed: " + _summary(errors)
+        field = _first_field(errors)
     headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
     headers.update(data.get("headers") or {})
-    return problem(status, detail, errors=errors or None, headers=headers)
+    return problem(status, detail, errors=errors or None, field=field, headers=headers)
+
+
+def _encodable(value: Any) -> Any:
+    """The schemas' messages with each lone surrogate of a refused name or value written `\\udXXX` (UTF-8 cannot
+    encode one, so the answer could not be sent); the messages are the field names and values the request sent."""
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
+def _first_field(errors: dict[str, Any]) -> str | None:
+    """`signatures.0.title` from `{"json": {"signatures": {"0": {"title": [...]}}}}`: the first field at fault,
+    without its location (json, query, headers); None when the fault is the whole body (`_schema`)."""
+    path: list[str] = []
+    value: Any = next(iter(errors.values()), None)  # under the location
+    while isinstance(value, dict) and value:
+        key, value = next(iter(value.items()))
+        path.append(str(key))
+    path = [part for part in path if part != "_schema"]
+    return ".".join(path) or None
 
 
 def _summary(errors: dict[str, Any], prefix: str = "") -> str:
@@ -124,7 +159,8 @@ def register(app: Flask) -> None:
     app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(
         422, str(e), kind="municipality-not-found"))
     app.register_error_handler(StaleVersionError, lambda e: problem(
-        412, f"If-Match: {e}; read the case again and decide on its current version", kind="stale-version"))
+        412, f"If-Match: {e}; read the case again and decide on its current version", kind="stale-version",
+        field="If-Match"))
     app.register_error_handler(AuthenticationError, lambda e: problem(
         401, str(e), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
     app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(

@@ -1,9 +1,10 @@
 """What every view shares: the application and read store of this process, the caller, and the HTTP contract
 of writes (`Authorization`, `If-Match`, `Idempotency-Key`, `ETag`).
 
-Order of checks on a write: a token (401), a competent role (403), `If-Match` present (428), then the body
-(422), then the act itself (412 on a stale version, 403/409/422 from the law). Each check comes before anything
-is recorded.
+Order of checks on a write: a token (401), the body as bytes (413 too large, 415 not JSON, 400 not parseable or
+too deep: `api/body.py`), a competent role (403), `If-Match` present (428), then the body's fields (422), then
+the act itself (`If-Match` not an ETag 400, stale 412, 403/409/422 from the law). Each check comes before
+anything is recorded. A retry with an `Idempotency-Key` already answered is answered from its receipt first.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
 from flask import current_app, g, request
 from flask_smorest import Blueprint
-from werkzeug.exceptions import HTTPException
+from marshmallow import missing
 
-from api.errors import problem
+from api.body import json_body
+from api.errors import Problem
 from domain.access import IdempotentRequest
 from domain.application import Acted, Tramita
 from projections.store import Store
@@ -41,14 +44,6 @@ def read_store() -> Store:
 
 def settings() -> dict[str, Any]:
     return current_app.extensions["tramita.settings"]
-
-
-class Problem(HTTPException):
-    """An HTTP error that is already a problem+json response."""
-
-    def __init__(self, status: int, detail: str, **extensions: Any) -> None:
-        super().__init__(description=detail, response=problem(status, detail, **extensions))
-        self.code = status
 
 
 def authenticate() -> None:
@@ -78,16 +73,23 @@ def competent(act: str, *, if_match: bool) -> Callable[[Callable[..., Any]], Cal
     return decorate
 
 
+#: `If-Match` as this API reads it: `*`, or one quoted version in ASCII digits (`"7"`), of bounded length.
+IF_MATCH_PATTERN = r'^(\*|"[0-9]{1,18}")$'
+_IF_MATCH = re.compile(r'\*|"[0-9]{1,18}"')
+
+
 def expected_version() -> int | None:
-    """`If-Match: "7"` -> 7; `*` -> any version. Anything else matches no version of the case (412)."""
+    """`If-Match: "7"` -> 7; `*` -> any version. Anything else is not an ETag of this API: 400 naming If-Match.
+
+    ASCII digits only (`str.isdigit()` takes `²` and the digits of other scripts, which `int()` then refuses or
+    reads), and at most 18 of them (a version fits a 64-bit integer; `int()` refuses 4,300 digits and more)."""
     value = request.headers.get("If-Match", "").strip()
-    if value == "*":
-        return None
-    tag = value[1:-1] if len(value) >= 2 and value[0] == value[-1] == '"' else ""
-    if not tag.isdigit():
-        raise Problem(412, f'If-Match {value!r} is not an ETag of this API (a quoted version, e.g. "7")',
-                      kind="stale-version", field="If-Match")
-    return int(tag)
+    if not _IF_MATCH.fullmatch(value):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise Problem(400, f'If-Match {shown!r} is not an ETag of this API: send "*" or the case\'s ETag, a '
+                      'quoted version such as "7"', kind="malformed-if-match", field="If-Match",
+                      errors={"headers": {"If-Match": ['"*" or a quoted version, e.g. "7"']}})
+    return None if value == "*" else int(value[1:-1])
 
 
 def etag(version: int) -> str:
@@ -102,9 +104,9 @@ def idempotent_request(act: str) -> IdempotentRequest | None:
     if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
         raise Problem(422, f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters",
                       kind="invalid-idempotency-key", field="Idempotency-Key")
-    body = request.get_json(silent=True)
-    asked = json.dumps([request.method, request.path, body], sort_keys=True, separators=(",", ":"),
-                       ensure_ascii=False)
+    body = json_body()
+    asked = json.dumps([request.method, request.path, None if body is missing else body], sort_keys=True,
+                       separators=(",", ":"), ensure_ascii=False, default=str)
     return IdempotentRequest(scope=g.token_id, key=key, fingerprint=hashlib.sha256(asked.encode()).hexdigest(),
                              act=act)
 
@@ -133,8 +135,10 @@ WRITE_PARAMETERS = [
     {"in": "header", "name": "Idempotency-Key", "required": False, "schema": {"type": "string", "maxLength": 255},
      "description": "a retry with the same key and body returns the original result and records nothing"},
 ]
-IF_MATCH = {"in": "header", "name": "If-Match", "required": True, "schema": {"type": "string"},
-            "description": 'the case\'s ETag (its version, e.g. "7"); stale -> 412, missing -> 428'}
+IF_MATCH = {"in": "header", "name": "If-Match", "required": True,
+            "schema": {"type": "string", "pattern": IF_MATCH_PATTERN, "maxLength": 20},
+            "description": 'the case\'s ETag (its version, e.g. "7") or "*"; stale -> 412, missing -> 428, '
+                           'anything else -> 400'}
 
 
 def errors_doc(statuses: list[int], **doc: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -143,8 +147,11 @@ def errors_doc(statuses: list[int], **doc: Any) -> Callable[[Callable[..., Any]]
     return Blueprint.doc(responses=responses, **doc)
 
 
-def write_doc(*, if_match: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Document a write's headers and the errors every write can give."""
+def write_doc(*, if_match: bool, path: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Document a write's headers and the errors it can give: a body that is not JSON (400) or too large (413) or
+    of another type (415), a token (401), a role (403), an unknown path (404, when it has a path parameter), a
+    concurrent act (409), the body's fields or the law (422); with `If-Match`, a stale (412) or missing (428) one."""
     parameters = WRITE_PARAMETERS + ([IF_MATCH] if if_match else [])
-    statuses = [401, 403, 409, 412, 422] + ([404, 428] if if_match else [])
+    statuses = [400, 401, 403, *([404] if path else []), 409, *([412] if if_match else []), 413, 415, 422,
+                *([428] if if_match else [])]
     return errors_doc(statuses, parameters=parameters)

@@ -1,122 +1,146 @@
 """The API's request and response schemas (marshmallow 4): the OpenAPI document is generated from these.
 
-Request schemas only check shape (types, required fields); every rule of the law is judged by the domain,
-which names the article. Unknown fields are refused (marshmallow's default), so a misspelt field is not ignored.
-Each act's schema has exactly the fields of the application method that records it.
+Request schemas only check shape (types, required fields, and the edge's product limits of `api/fields.py`:
+bounded text without control characters, strict dates and moments, bounded numbers); every rule of the law is
+judged by the domain, which names the article. Unknown fields are refused (marshmallow's default), so a misspelt
+field is not ignored. Each act's schema has exactly the fields of the application method that records it.
 """
 
 from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from api.fields import (
+    MAX_COUNT, Count, Day, DecimalText, FreeText, Moment, Name, Quantity, Reference, Share,
+)
 from domain.case import KINDS, PREFECT_BILLS
 from projections.queries import DEADLINE_STATUSES
 
-TEXT = {"validate": validate.Length(min=1)}
+
+def _required(make, description: str, **options):  # noqa: ANN001, ANN202
+    return make(required=True, min_length=1, metadata={"description": description}, **options)
 
 
-def text(description: str, **options) -> fields.String:  # noqa: ANN003
-    return fields.String(required=True, **TEXT, metadata={"description": description}, **options)
+def reference(description: str, **options) -> fields.String:  # noqa: ANN003
+    """A required, non-empty reference (a document, a law, a code): one line."""
+    return _required(Reference, description, **options)
+
+
+def name(description: str, **options) -> fields.String:  # noqa: ANN003
+    """A required, non-empty name: one line."""
+    return _required(Name, description, **options)
+
+
+def free_text(description: str, **options) -> fields.String:  # noqa: ANN003
+    """A required, non-empty free text (a reason, a justification): newlines and tabs allowed."""
+    return _required(FreeText, description, **options)
+
+
+def codes(description: str, **options) -> fields.List:  # noqa: ANN003
+    """A required, non-empty list of non-empty references."""
+    return fields.List(Reference(min_length=1), required=True, validate=validate.Length(min=1),
+                       metadata={"description": description}, **options)
 
 
 class ActSchema(Schema):
     """Every act: its legal date (the day it happened, not when it is recorded)."""
 
-    occurred_on = fields.Date(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
+    occurred_on = Day(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
 
 
 # ---------------------------------------------------------------- opening (Art. 8, 9, 31, 37)
 
 class AreaSchema(Schema):
-    municipality = text("IBGE code of the municipality the area belongs to")
-    area_km2 = fields.String(required=True, metadata={"description": "area in km², a decimal as text", "example": "420.5"})
-    description = fields.String(load_default="")
+    municipality = reference("IBGE code of the municipality the area belongs to")
+    area_km2 = DecimalText(required=True, metadata={"description": "area in km², a decimal as text",
+                                                    "example": "420.5"})
+    description = FreeText(load_default="")
 
 
 class SignatureSchema(Schema):
     """Art. 8 par. ún.: one voter's signature: the voter title, electoral zone and section, and the area."""
 
-    title = text("voter title number (12 digits, state code 24 for Acre)")
-    zone = text("electoral zone")
-    section = text("electoral section")
-    area = fields.String(load_default=None, metadata={"description": "IBGE code or district the voter resides in"})
+    title = reference("voter title number (12 digits, state code 24 for Acre)")
+    zone = reference("electoral zone")
+    section = reference("electoral section")
+    area = Reference(load_default=None, metadata={"description": "IBGE code or district the voter resides in"})
 
 
 class PetitionSchema(ActSchema):
     """Art. 8, 9 (creation and area changes), 31 (districts), 37 (extinction): the petition that opens a case."""
 
     kind = fields.String(required=True, validate=validate.OneOf(KINDS))
-    municipalities = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1),
-                                 metadata={"description": "IBGE codes of the origin municipalities"})
-    receiving = fields.String(load_default=None, metadata={"description": "IBGE code of the receiving municipality"})
+    municipalities = codes("IBGE codes of the origin municipalities")
+    receiving = Reference(load_default=None, metadata={"description": "IBGE code of the receiving municipality"})
     areas = fields.List(fields.Nested(AreaSchema), load_default=None)
-    proposed_name = fields.String(load_default=None)
-    district = fields.String(load_default=None)
+    proposed_name = Name(load_default=None)
+    district = Name(load_default=None)
     signatures = fields.List(fields.Nested(SignatureSchema), load_default=None)
-    documents = fields.Dict(keys=fields.String(), values=fields.String(), load_default=None,
+    documents = fields.Dict(keys=Reference(), values=Reference(), load_default=None,
                             metadata={"description": "Art. 9: the Art. 4 documents by item (art-4-I ...)"})
 
 
 # ---------------------------------------------------------------- instruction (Art. 4, 10, 28-30, 1-I)
 
 class RequisitionIssuedSchema(ActSchema):
-    body = text("the requisitioned body (ibge, tre, sefaz, setop, pge, sectma)")
-    items = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1))
+    body = reference("the requisitioned body (ibge, tre, sefaz, setop, pge, sectma)")
+    items = codes("the items requisitioned")
 
 
 class RequisitionReceivedSchema(ActSchema):
-    requisition = text("the requisition's id, as its issue returned it")
+    requisition = reference("the requisition's id, as its issue returned it")
 
 
 class RequisitionRefusedSchema(ActSchema):
-    requisition = text("the requisition's id")
-    reason = text("the body's stated reason (recorded as a breach, Art. 10 §1)")
+    requisition = reference("the requisition's id")
+    reason = free_text("the body's stated reason (recorded as a breach, Art. 10 §1)")
 
 
 class FindingRecordedSchema(ActSchema):
-    item = text("the Art. 4 (or Art. 31) item: art-4-I ... art-4-VI, art-31-I ...")
-    value = fields.Raw(required=True, allow_none=False,
-                       metadata={"description": "an integer, a decimal as text, or true/false (Art. 4-V, VI)"})
-    document = text("the document reference of the finding")
-    by_origin = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=None,
+    item = reference("the Art. 4 (or Art. 31) item: art-4-I ... art-4-VI, art-31-I ...")
+    value = Quantity(required=True, booleans=True,
+                     metadata={"description": "an integer, a decimal as text, or true/false (Art. 4-V, VI)"})
+    document = reference("the document reference of the finding")
+    by_origin = fields.Dict(keys=Reference(), values=Quantity(), load_default=None,
                             metadata={"description": "the part of the figure in each origin municipality (Art. 5)"})
-    state_tax_revenue = fields.Raw(load_default=None, metadata={"description": "Art. 4-III: the State's tax revenue"})
+    state_tax_revenue = Quantity(load_default=None, allow_none=True,
+                                 metadata={"description": "Art. 4-III: the State's tax revenue"})
 
 
 class CouncilDecreeRecordedSchema(ActSchema):
-    municipality = text("IBGE code of the council's municipality")
-    decree = text("the legislative decree")
-    seats = fields.Integer(required=True, strict=True, metadata={"description": "the council's total seats"})
-    yes_votes = fields.Integer(required=True, strict=True)
+    municipality = reference("IBGE code of the council's municipality")
+    decree = reference("the legislative decree")
+    seats = Count(required=True, metadata={"description": "the council's total seats"})
+    yes_votes = Count(required=True)
 
 
 class PlebisciteDispensedSchema(ActSchema):
-    justification = text("Art. 1-II: natural boundaries, population, access, resources")
+    justification = free_text("Art. 1-II: natural boundaries, population, access, resources")
 
 
 class PlebisciteDecreedSchema(ActSchema):
-    decree = text("the Assembly's legislative decree")
+    decree = reference("the Assembly's legislative decree")
 
 
 class PlebisciteScheduledSchema(ActSchema):
-    resolution = text("the TRE resolution")
-    plebiscite_date = fields.Date(required=True)
+    resolution = reference("the TRE resolution")
+    plebiscite_date = Day(required=True)
 
 
 class PopulationResultSchema(Schema):
-    registered = fields.Integer(required=True, strict=True)
-    turnout = fields.Integer(required=True, strict=True, metadata={"description": "blank and void ballots included"})
-    yes = fields.Integer(required=True, strict=True)
-    no = fields.Integer(required=True, strict=True)
-    blank = fields.Integer(required=True, strict=True)
-    void = fields.Integer(required=True, strict=True)
+    registered = Count(required=True)
+    turnout = Count(required=True, metadata={"description": "blank and void ballots included"})
+    yes = Count(required=True)
+    no = Count(required=True)
+    blank = Count(required=True)
+    void = Count(required=True)
 
 
 class PlebisciteResultHomologatedSchema(ActSchema):
-    voted_on = fields.Date(required=True)
-    populations = fields.Dict(keys=fields.String(), values=fields.Nested(PopulationResultSchema), required=True,
+    voted_on = Day(required=True)
+    populations = fields.Dict(keys=Reference(), values=fields.Nested(PopulationResultSchema), required=True,
                               metadata={"description": '"area", or each municipality\'s IBGE code for a fusion'})
-    seat_votes = fields.Dict(keys=fields.String(), values=fields.Integer(strict=True), load_default=None,
+    seat_votes = fields.Dict(keys=Reference(), values=Count(), load_default=None,
                              metadata={"description": "Art. 30: votes for each candidate seat (fusion)"})
 
 
@@ -125,81 +149,81 @@ class NoFieldsSchema(ActSchema):
 
 
 class CreationBillDraftedSchema(ActSchema):
-    bill = text("the bill")
+    bill = reference("the bill")
 
 
 class CaseArchivedSchema(ActSchema):
-    reason = text("withdrawal, rejection, or Art. 16 par. ún. (unfavourable result)")
+    reason = free_text("withdrawal, rejection, or Art. 16 par. ún. (unfavourable result)")
 
 
 # ---------------------------------------------------------------- the law (Art. 17, 31, 37)
 
 class LawEnactedSchema(ActSchema):
-    law = text("the law (Lei n.º ...)")
-    name = fields.String(load_default=None, metadata={"description": "Art. 17: the new municipality's name"})
-    seat_origin = fields.String(load_default=None)
-    limits = fields.String(load_default="")
-    comarca = fields.String(load_default="")
-    districts = fields.List(fields.String(), load_default=None)
+    law = reference("the law (Lei n.º ...)")
+    name = Name(load_default=None, metadata={"description": "Art. 17: the new municipality's name"})
+    seat_origin = Reference(load_default=None)
+    limits = FreeText(load_default="")
+    comarca = Name(load_default="")
+    districts = fields.List(Name(), load_default=None)
     living_person_declaration = fields.Boolean(load_default=False, metadata={
         "description": "Art. 17: the signed declaration that the name is not a living person's"})
-    ibge_code = fields.String(load_default=None)
-    reintegration = fields.Dict(keys=fields.String(), values=fields.Raw(), load_default=None,
+    ibge_code = Reference(load_default=None)
+    reintegration = fields.Dict(keys=Reference(), values=Share(), load_default=None,
                                 metadata={"description": "Art. 37: the origin municipalities and their shares"})
 
 
 class RequestSignaturesCertifiedSchema(ActSchema):
-    valid_signatures = fields.Integer(required=True, strict=True)
-    registered_voters = fields.Integer(required=True, strict=True)
+    valid_signatures = Count(required=True)
+    registered_voters = Count(required=True)
 
 
 # ---------------------------------------------------------------- after the law (Art. 19-26, 40)
 
 class AdministratorListSentSchema(ActSchema):
-    names = fields.List(fields.String(**TEXT), required=True, metadata={"description": "Art. 20: exactly three"})
+    names = fields.List(Name(min_length=1), required=True, metadata={"description": "Art. 20: exactly three"})
 
 
 class AdministratorAppointedSchema(ActSchema):
-    administrator = text("one of the three names")
+    administrator = name("one of the three names")
 
 
 class MunicipalityInstalledSchema(ActSchema):
-    mayor = text("the Mayor taking office")
-    vice_mayor = text("the Vice-Mayor taking office")
-    councillors = fields.List(fields.String(**TEXT), required=True, validate=validate.Length(min=1))
+    mayor = name("the Mayor taking office")
+    vice_mayor = name("the Vice-Mayor taking office")
+    councillors = fields.List(Name(min_length=1), required=True, validate=validate.Length(min=1))
 
 
 class OriginDocumentSchema(ActSchema):
-    origin = text("IBGE code of the origin municipality")
-    document = text("the delivery record")
+    origin = reference("IBGE code of the origin municipality")
+    document = reference("the delivery record")
 
 
 class PrefectBillSubmittedSchema(ActSchema):
     item = fields.String(required=True, validate=validate.OneOf(list(PREFECT_BILLS)))
-    bill = text("the bill sent to the Câmara")
+    bill = reference("the bill sent to the Câmara")
 
 
 class OrganicLawPromulgatedSchema(ActSchema):
-    organic_law = text("the organic law")
+    organic_law = reference("the organic law")
 
 
 class RemunerationFixedSchema(ActSchema):
-    act = text("the Câmara's act fixing the remuneration")
+    act = reference("the Câmara's act fixing the remuneration")
 
 
 class CommunicationSentSchema(ActSchema):
-    subject = text("creation or installation (Art. 40)")
-    recipient = text("union, state, origin-municipality:<IBGE>, ibge, ebct")
-    document = text("the communication (ofício)")
+    subject = reference("creation or installation (Art. 40)")
+    recipient = reference("union, state, origin-municipality:<IBGE>, ibge, ebct")
+    document = reference("the communication (ofício)")
 
 
 class FigureRecordedSchema(ActSchema):
     """Art. 4 par. ún.: a registry figure of a municipality, in force from `as_of`, with its source."""
 
-    figure = text("population, voters, revenue, buildings or area_km2")
-    value = fields.Raw(required=True, allow_none=False, metadata={"description": "an integer or a decimal as text"})
-    as_of = fields.Date(required=True, metadata={"description": "the day the figure describes"})
-    source = text("where the figure comes from (census, TRE roll, SEFAZ report, ...)")
+    figure = reference("population, voters, revenue, buildings or area_km2")
+    value = Quantity(required=True, metadata={"description": "an integer or a decimal as text"})
+    as_of = Day(required=True, metadata={"description": "the day the figure describes"})
+    source = reference("where the figure comes from (census, TRE roll, SEFAZ report, ...)")
 
 
 # ---------------------------------------------------------------- responses
@@ -286,19 +310,19 @@ class FigureActedSchema(Schema):
 
 
 class CaseQuerySchema(Schema):
-    as_of = fields.Date(metadata={"description": "the case as of this legal date"})
-    version = fields.Integer(validate=validate.Range(min=1), metadata={"description": "the case at this version"})
-    recorded_before = fields.AwareDateTime(metadata={
+    as_of = Day(metadata={"description": "the case as of this legal date"})
+    version = Count(minimum=1, metadata={"description": "the case at this version"})
+    recorded_before = Moment(metadata={
         "description": "the case as the system knew it before this moment (ISO 8601 with time zone)"})
 
 
 class CaseListQuerySchema(Schema):
-    kind = fields.String()
-    stage = fields.String()
-    municipality = fields.String(metadata={"description": "IBGE code of a municipality the case concerns"})
-    text = fields.String(metadata={"description": "words of the case's number or names"})
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=500))
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    kind = Reference()
+    stage = Reference()
+    municipality = Reference(metadata={"description": "IBGE code of a municipality the case concerns"})
+    text = Name(metadata={"description": "words of the case's number or names (% and _ are plain characters)"})
+    limit = Count(load_default=50, minimum=1, maximum=500)
+    offset = Count(load_default=0, maximum=MAX_COUNT)
 
 
 class CaseSummarySchema(Schema):
@@ -384,8 +408,8 @@ class DeadlineSchema(Schema):
 
 class DeadlineQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(DEADLINE_STATUSES))
-    due_before = fields.Date(metadata={"description": "due on or before this day"})
-    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000))
+    due_before = Day(metadata={"description": "due on or before this day"})
+    limit = Count(load_default=500, minimum=1, maximum=5000)
 
 
 class AlertSchema(Schema):
@@ -412,9 +436,9 @@ class AlertSchema(Schema):
 
 
 class AlertQuerySchema(Schema):
-    since = fields.AwareDateTime(metadata={"description": "raised at or after this moment"})
-    case_id = fields.String()
-    limit = fields.Integer(load_default=500, validate=validate.Range(min=1, max=5000))
+    since = Moment(metadata={"description": "raised at or after this moment (ISO 8601 with time zone)"})
+    case_id = Reference()
+    limit = Count(load_default=500, minimum=1, maximum=5000)
 
 
 class FreezeSchema(Schema):
@@ -429,7 +453,7 @@ class FreezeSchema(Schema):
 
 class FreezeQuerySchema(Schema):
     active = fields.Boolean()
-    municipality = fields.String()
+    municipality = Reference()
 
 
 class MunicipalitySchema(Schema):
@@ -446,7 +470,8 @@ class MunicipalitySchema(Schema):
 
 
 class MunicipalityQuerySchema(Schema):
-    text = fields.String(metadata={"description": "words of the name (accents and case ignored)"})
+    text = Name(metadata={"description": "words of the name (accents and case ignored; % and _ are plain "
+                                         "characters)"})
 
 
 class HealthSchema(Schema):

@@ -36,7 +36,7 @@ from domain.access import (
 )
 from domain.errors import (
     AlertNotFoundError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
-    InvalidActError, MunicipalityNotFoundError, StaleVersionError,
+    InvalidActError, LegalRuleError, MunicipalityNotFoundError, StaleVersionError,
 )
 from domain.names import ToponymList
 from domain.parameters import Statute, shipped_statute
@@ -385,6 +385,11 @@ class Tramita(Application):
         The receipt (key, request fingerprint, resulting case version) is saved in the act's own transaction, so
         two racing copies of a request record one act: the second meets the receipt and is answered from it.
         The same key with another request is refused (IdempotencyKeyReusedError) and records nothing.
+
+        The receipt wins over every check of the act: a copy that lost the race finds the case moved on by the
+        copy that won (its expected version stale, the act already done, the territory frozen by it) and is
+        refused; the receipt, read again after the refusal, is then in the log (saved with the winner's act), so
+        the copy is answered from it like any later retry, not with the refusal.
         """
         if request is None:
             return record()
@@ -395,6 +400,10 @@ class Tramita(Application):
                 return record()
             except _ReceiptFound as found:
                 existing = found.receipt
+            except (StaleVersionError, LegalRuleError, InvalidActError, ConcurrentActError):
+                existing = self._get_or_none(request.receipt_id)
+                if existing is None:
+                    raise
             finally:
                 _pending_receipt.reset(pending)
         if existing.fingerprint != request.fingerprint:

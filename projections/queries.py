@@ -43,17 +43,28 @@ def _given(value: Any) -> tuple[Any, ...] | None:
     return (value,) if value not in (None, "") else None
 
 
+def _containing(text: str) -> str:
+    """A LIKE pattern for rows whose search key contains the words of `text`, with `%`, `_` and the escape
+    character itself taken literally (SQLite and PostgreSQL both read `ESCAPE '\\'`)."""
+    words = normalise_name(text)
+    return "%" + words.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+#: The condition every text search uses, with its escape character (see `_containing`).
+LIKE = "LIKE ? ESCAPE '\\'"
+
+
 def cases(store: Store, *, kind: str | None = None, stage: str | None = None, municipality: str | None = None,
           text: str | None = None, limit: int = PAGE, offset: int = 0) -> list[dict[str, Any]]:
     """Cases by kind, stage, municipality concerned (origin, receiving or new) and words of their names."""
-    pattern = f"%{normalise_name(text)}%" if text else None
+    pattern = _containing(text) if text else None
     where, params = _where(
         ("c.kind = ?", _given(kind)),
         ("c.stage = ?", _given(stage)),
         ("EXISTS (SELECT 1 FROM case_municipalities cm WHERE cm.case_id = c.case_id AND cm.municipality = ?)",
          _given(municipality)),
-        ("(c.search LIKE ? OR EXISTS (SELECT 1 FROM case_municipalities cm JOIN municipalities m "
-         "ON m.code = cm.municipality WHERE cm.case_id = c.case_id AND m.search LIKE ?))",
+        (f"(c.search {LIKE} OR EXISTS (SELECT 1 FROM case_municipalities cm JOIN municipalities m "
+         f"ON m.code = cm.municipality WHERE cm.case_id = c.case_id AND m.search {LIKE}))",
          (pattern, pattern) if pattern else None),
     )
     sql = f"SELECT c.* FROM cases c{where} ORDER BY c.number LIMIT ? OFFSET ?"
@@ -171,7 +182,7 @@ def alerts(store: Store, *, since: str | None = None, case_id: str | None = None
 def municipalities(store: Store, *, text: str | None = None) -> list[dict[str, Any]]:
     where, params = "", []
     if text:
-        where, params = " WHERE search LIKE ?", [f"%{normalise_name(text)}%"]
+        where, params = f" WHERE search {LIKE}", [_containing(text)]
     rows = store.query_dicts(f"SELECT * FROM municipalities{where} ORDER BY name", params)
     return [_municipality(r) for r in rows]
 

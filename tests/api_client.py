@@ -5,9 +5,14 @@ Tokens are issued in-process (what `tramita token create` does); every act goes 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from flask.testing import FlaskClient
 
@@ -33,6 +38,8 @@ class Clock:
 @dataclass
 class ApiHarness:
     url: str
+    #: More `TRAMITA_*` settings for the app factory (the database URL is `url`).
+    config: dict[str, str] = field(default_factory=dict)
     clock: Clock = field(default_factory=Clock)
     #: The deployment's signing key (None: an unsigned log, no receipts, no checkpoints).
     signer: Signer | None = None
@@ -43,7 +50,7 @@ class ApiHarness:
         self.projector = Projector(self.app, self.store)
         self.projector.migrate()
         self.app.seed_registry(Actor("ibge-seed", "ibge"), SEEDED_ON)
-        self.flask = create_app({"TRAMITA_DATABASE_URL": self.url}, application=self.app)
+        self.flask = create_app({**self.config, "TRAMITA_DATABASE_URL": self.url}, application=self.app)
         self.client: FlaskClient = self.flask.test_client()
         self._tokens: dict[tuple[str, str | None], str] = {}
 
@@ -88,3 +95,24 @@ class ApiHarness:
 
     def notifications(self) -> int:
         return self.app.recorder.max_notification_id() or 0
+
+
+@contextmanager
+def harness_on(backend: str, request: pytest.FixtureRequest, folder: Path) -> Iterator[ApiHarness]:
+    """A harness on a fresh store of its own ("sqlite": a file in `folder`; "postgres": a new database on the
+    session's throwaway cluster), for a fixture wider than one test; closed, and its database dropped, after."""
+    if backend == "sqlite":
+        harness = ApiHarness(f"sqlite:///{folder / 'api.sqlite'}")
+        try:
+            yield harness
+        finally:
+            harness.close()
+        return
+    cluster = request.getfixturevalue("postgres_cluster")
+    name = cluster.create_database()
+    harness = ApiHarness(cluster.url(name, pool_size=1))
+    try:
+        yield harness
+    finally:
+        harness.close()
+        cluster.drop_database(name)

@@ -1,0 +1,157 @@
+"""A request's body at the edge of the API, once for every operation: its size, its type and its JSON.
+
+`read_body` runs before every view (after the token is checked): a body larger than the limit
+(`TRAMITA_MAX_BODY_BYTES`, default 1 MiB) is 413 before any of it is parsed: a `Content-Length` over the limit
+before any byte is read, a chunked body (no `Content-Length`) after at most limit + 1 bytes. A body that is not
+`application/json` (UTF-8) is 415; one that is not JSON, or nests arrays and objects deeper than MAX_JSON_DEPTH,
+or writes `NaN`/`Infinity` (not JSON), is 400. Depth is checked on the text before Python's `json` module, whose
+recursion would otherwise blow up on deep input. The parsed body is kept for the request: the schemas read it
+(`Blueprint` below) and so does the `Idempotency-Key` fingerprint, so it is parsed once, by one set of rules.
+
+Numbers too large for their type are not refused here but passed on as `Decimal`, so that the field that reads
+one refuses it by name (422): an integer literal of more than MAX_INTEGER_LITERAL digits (Python's `int()` refuses
+those past 4,300 digits with an error of its own) or a float literal beyond a float's range (`1e999`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from decimal import Decimal, InvalidOperation
+from itertools import accumulate
+from typing import Any
+
+import flask_smorest
+from flask import current_app, g, request
+from marshmallow import missing
+from webargs.flaskparser import FlaskParser
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from api.errors import Problem
+
+#: The default body limit, in bytes (TRAMITA_MAX_BODY_BYTES): far above any act (a petition with a few hundred
+#: signatures is tens of kilobytes), far below what would let one request fill the log.
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+#: Arrays and objects nested deeper than this are refused (the deepest act body nests 3 levels).
+MAX_JSON_DEPTH = 32
+#: Integer literals longer than this reach the schemas as `Decimal` (and are refused there, by field).
+MAX_INTEGER_LITERAL = 40
+#: Methods whose body the API reads.
+BODY_METHODS = ("POST", "PUT", "PATCH")
+
+#: A JSON string, or an unterminated one up to the end: every match attempt that starts at a quote succeeds, so
+#: blanking strings stays linear in the body's length whatever quotes and backslashes it holds.
+_STRING = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_BODY = "tramita_json_body"
+
+
+class MalformedBodyError(ValueError):
+    """The body is not JSON the API reads."""
+
+
+def read_body() -> None:
+    """Before every view: a written body within the limit, JSON, not too deep; kept parsed for the request."""
+    if request.method not in BODY_METHODS or request.endpoint is None:
+        return
+    chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    if not request.content_length and not chunked:
+        return  # no body: the schema says which fields are required
+    limit = current_app.config["TRAMITA_MAX_BODY_BYTES"]
+    if request.mimetype != "application/json" or request.mimetype_params.get("charset", "utf-8").lower() not in (
+            "utf-8", "utf8"):
+        raise Problem(415, f"the body must be application/json (UTF-8), not {request.content_type!r}",
+                      kind="unsupported-media-type", field="Content-Type", headers={"Accept": "application/json"})
+    data = _within(limit)
+    if data is None:
+        raise Problem(413, f"the body is larger than {limit:,} bytes, the most this API reads "
+                      "(TRAMITA_MAX_BODY_BYTES)", kind="body-too-large", field="body", limit=limit)
+    if not data:
+        return
+    try:
+        setattr(g, _BODY, strict_json(data))
+    except MalformedBodyError as malformed:
+        raise Problem(400, f"the body is not JSON this API reads: {malformed}", kind="malformed-json",
+                      field="body", errors={"json": {"body": [str(malformed)]}}) from None
+
+
+def _within(limit: int) -> bytes | None:
+    """The body if it has at most `limit` bytes, else None, reading no more than `limit` + 1 bytes of it: none when
+    its Content-Length is larger, and of a chunked body (no Content-Length) only until one byte too many came."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    chunks, size = [], 0
+    try:
+        while size <= limit:
+            chunk = request.stream.read(limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except RequestEntityTooLarge:  # Werkzeug's own limit (MAX_CONTENT_LENGTH, set one byte above ours)
+        return None
+    return None if size > limit else b"".join(chunks)
+
+
+def json_body() -> Any:
+    """The request's body as `read_body` parsed it (marshmallow's `missing` when there is none)."""
+    return g.get(_BODY, missing)
+
+
+def strict_json(data: bytes) -> Any:
+    """Parse a body: UTF-8, RFC 8259 JSON (no NaN or Infinity), nested at most MAX_JSON_DEPTH deep."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise MalformedBodyError(f"byte {error.start} is not UTF-8") from None
+    if nesting_depth(text) > MAX_JSON_DEPTH:
+        raise MalformedBodyError(f"arrays and objects are nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_int=_integer, parse_float=_float)
+    except json.JSONDecodeError as error:
+        raise MalformedBodyError(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
+
+
+def nesting_depth(text: str) -> int:
+    """How deep the arrays and objects of a JSON text nest, in one linear pass and without recursion.
+
+    Strings are blanked first (a bracket inside one is text), then the running sum of +1 per opening and -1 per
+    closing bracket is taken at C speed (`accumulate` over signed bytes); its maximum is the depth.
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).encode("ascii")
+    return max(accumulate(array("b", brackets.translate(_STEPS))), default=0)
+
+
+def _no_constant(name: str) -> Any:
+    raise MalformedBodyError(f"{name} is not a JSON number")
+
+
+def _integer(literal: str) -> int | Decimal:
+    return int(literal) if len(literal) <= MAX_INTEGER_LITERAL else Decimal(literal)
+
+
+def _float(literal: str) -> float | Decimal:
+    value = float(literal)
+    if value not in (float("inf"), float("-inf")):
+        return value
+    try:
+        return Decimal(literal)
+    except InvalidOperation:
+        raise MalformedBodyError(f"{literal[:40]} is not a number this API reads") from None
+
+
+class EdgeParser(FlaskParser):
+    """webargs' Flask parser reading the body `read_body` parsed, instead of parsing it again its own way."""
+
+    def _raw_load_json(self, req: Any) -> Any:
+        return json_body()
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """flask-smorest's Blueprint whose arguments come through `EdgeParser`: a blueprint whose operations read a JSON
+    body must be one (api/acts.py's); webargs' own parser would parse the body again with Python's defaults. (The
+    fuzz test sends every operation a body with a 5,000-digit number, which that parse could not read.)"""
+
+    ARGUMENTS_PARSER = EdgeParser()
