@@ -22,6 +22,7 @@ since the last one (chain, entry, signature): that refusal is the tamper alarm.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -280,42 +281,47 @@ class AuditLog:
 
         `known` are checkpoints held outside the database (the witnesses' copies), which an attacker who can
         write the database cannot reach. Raises TamperAlarm (nothing signed) when a checkpoint does not verify,
-        names another origin, is larger than the tree, or has another root than the tree at its size; or when
-        an event appended since the last checkpoint fails its checks.
+        names another origin, is larger than the tree, or has another root than the tree at its size; when the
+        store holds another number of events than the tree has leaves; or when an event appended since the last
+        checkpoint fails its checks. The checks read without holding a lock (the tree below a size never
+        changes), so a long backlog never holds up the acts being recorded; only the insert is locked, and a
+        checkpoint another signer got in first is returned instead of a smaller one after it.
         """
         self.catch_up()
+        size = self.size
+        last = self.checkpoint()
+        subtree = self.reader()
+        priors: list[tuple[str, str]] = [(f"the stored checkpoint of size {last.size}", last.note)] if last else []
+        priors += [("a checkpoint held by a witness", note) for note in known]
+        findings, covered = [], 0
+        for where, note in priors:
+            problem, checkpoint = _judge_prior(note, signer.verifier, size, lambda n: self.root(n, subtree))
+            if problem:
+                findings.append(f"{where}: {problem}")
+            elif checkpoint is not None:
+                covered = max(covered, checkpoint.size)
+        held = stored_event_count(self.app, self.store)
+        if held != size and self.state()[1] >= (self.app.recorder.max_notification_id() or 0):
+            findings.append(f"the store holds {held} events but the log has logged {size}: events were "
+                            f"{'deleted' if held < size else 'inserted'} behind the application's back")
+        findings = findings or self._check_appended(covered, size, signer.verifier, signing_began=bool(priors))
+        if findings:
+            raise TamperAlarm(findings)
+        if last is not None and last.size >= size:
+            return Signed(last, new=False)
+        root = self.root(size, subtree)
+        checkpoint = StoredCheckpoint(size, base64.b64encode(root).decode("ascii"),
+                                      signer.sign_note(Checkpoint(signer.name, size, root).text()),
+                                      signed_at.isoformat(), legal_date.isoformat())
         lock = " FOR UPDATE" if self.store.dialect == "postgresql" else ""
         with self.store.transaction() as tx:
-            size = int(tx.execute(f"SELECT size FROM audit_state WHERE id = 1{lock}").fetchall()[0][0])
-            last = self.checkpoint()
-            subtree = self.reader()
-            priors: list[tuple[str, str]] = [(f"the stored checkpoint of size {last.size}", last.note)] if last else []
-            priors += [("a checkpoint held by a witness", note) for note in known]
-            findings, covered = [], 0
-            for where, note in priors:
-                problem, checkpoint = _judge_prior(note, signer.verifier, size, lambda n: self.root(n, subtree))
-                if problem:
-                    findings.append(f"{where}: {problem}")
-                elif checkpoint is not None:
-                    covered = max(covered, checkpoint.size)
-            stored = stored_event_count(self.app, self.store)
-            if stored != size and self.state()[1] >= (self.app.recorder.max_notification_id() or 0):
-                findings.append(f"the store holds {stored} events but the log has logged {size}: events were "
-                                f"{'deleted' if stored < size else 'inserted'} behind the application's back")
-            if findings:
-                raise TamperAlarm(findings)
-            findings = self._check_appended(covered, size, signer.verifier, signing_began=bool(priors))
-            if findings:
-                raise TamperAlarm(findings)
-            if last is not None and last.size >= size:
-                return Signed(last, new=False)
-            root = self.root(size, subtree)
-            note = signer.sign_note(Checkpoint(signer.name, size, root).text())
-            stored = StoredCheckpoint(size, Checkpoint(signer.name, size, root).text().split("\n")[2], note,
-                                      signed_at.isoformat(), legal_date.isoformat())
+            tx.execute(f"SELECT size FROM audit_state WHERE id = 1{lock}")  # one signer inserts at a time
+            latest = self.checkpoint()
+            if latest is not None and latest.size >= size:
+                return Signed(latest, new=False)
             tx.execute("INSERT INTO audit_checkpoints (size, root, note, signed_at, legal_date) VALUES (?, ?, ?, ?, ?)",
-                       (stored.size, stored.root, stored.note, stored.signed_at, stored.legal_date))
-        return Signed(stored, new=True)
+                       (checkpoint.size, checkpoint.root, checkpoint.note, checkpoint.signed_at, checkpoint.legal_date))
+        return Signed(checkpoint, new=True)
 
     def _check_appended(self, start: int, stop: int, verifier: Verifier, *, signing_began: bool) -> list[str]:
         """Every leaf in [start, stop): its event stored as logged, its chain hash and link right, its signature
