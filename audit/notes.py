@@ -18,8 +18,8 @@ import base64
 import binascii
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 from uuid import UUID
 
 from cryptography.exceptions import InvalidSignature
@@ -61,13 +61,17 @@ class Verifier:
     name: str
     public_key: bytes
 
-    @property
+    @cached_property
     def hash(self) -> int:
         return key_hash(self.name, self.public_key)
 
-    @property
+    @cached_property
     def hash_bytes(self) -> bytes:
         return self.hash.to_bytes(4, "big")
+
+    @cached_property
+    def _public(self) -> Ed25519PublicKey:
+        return Ed25519PublicKey.from_public_bytes(self.public_key)
 
     def __str__(self) -> str:
         """The verifier key: `<name>+<hash>+<base64(0x01 ‖ public key)>`."""
@@ -90,7 +94,7 @@ class Verifier:
 
     def verify(self, message: bytes, signature: bytes) -> bool:
         try:
-            Ed25519PublicKey.from_public_bytes(self.public_key).verify(signature, message)
+            self._public.verify(signature, message)
         except (InvalidSignature, ValueError):
             return False
         return True
@@ -148,11 +152,15 @@ class Signer:
         return base64.b64encode(self.verifier.hash_bytes + self.sign(EVENT_SIGNATURE_CONTEXT + entry)).decode()
 
 
+#: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F) but the newline.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
 def _require_text(text: str) -> None:
     """C2SP signed-note: the text is UTF-8, ends in a newline, and holds no control character but newlines."""
     if not text.endswith("\n"):
         raise NoteError("a note's text ends in a newline")
-    if any(c != "\n" and unicodedata.category(c) == "Cc" for c in text):
+    if _CONTROL.search(text):
         raise NoteError("a note's text holds no control characters other than newlines")
 
 

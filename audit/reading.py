@@ -27,7 +27,7 @@ def stored_chain_hash(app: Any, state: bytes) -> str:
     return value if isinstance(value, str) else ""
 
 
-@dataclass
+@dataclass(slots=True)
 class StoredRead:
     """What verification needs of one stored event, read straight from its stored JSON."""
 
@@ -42,9 +42,10 @@ class StoredRead:
 
 #: The library's typed JSON values, as they appear in a stored event, and the recipe's tags for them. Inside a JSON
 #: string a quote is escaped, so these byte sequences only ever occur as the typed values themselves.
-_TYPED = ((b'{"_type_":"date_iso","_data_":', b'{"$date":'),
-          (b'{"_type_":"datetime_iso","_data_":', b'{"$datetime":'),
-          (b'{"_type_":"decimal_str","_data_":', b'{"$decimal":'))
+_DATE, _DATE_TAG = b'{"_type_":"date_iso","_data_":', b'{"$date":'
+_DATETIME, _DATETIME_TAG = b'{"_type_":"datetime_iso","_data_":', b'{"$datetime":'
+_DECIMAL, _DECIMAL_TAG = b'{"_type_":"decimal_str","_data_":', b'{"$decimal":'
+_loads, _dumps, _SORTED, _sha256 = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.sha256
 
 
 def read_stored(app: Any, notification: Any) -> StoredRead:
@@ -57,27 +58,28 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
     decoded by the library and hashed from its object, as `domain.chain.hash_of` does: the fast path only ever
     saves time, it never decides that an event is altered.
     """
-    event_type = notification.topic.rsplit(":", 1)[-1]
+    event_type = notification.topic.rpartition(":")[2]
     try:
         state = notification.state
         mapper = app.mapper
-        if mapper.cipher:
-            state = mapper.cipher.decrypt(state)
-        if mapper.compressor:
-            state = mapper.compressor.decompress(state)
-        for typed, tagged in _TYPED:
-            state = state.replace(typed, tagged)
+        if mapper.cipher or mapper.compressor:
+            if mapper.cipher:
+                state = mapper.cipher.decrypt(state)
+            if mapper.compressor:
+                state = mapper.compressor.decompress(state)
+        state = state.replace(_DATE, _DATE_TAG).replace(_DATETIME, _DATETIME_TAG).replace(_DECIMAL, _DECIMAL_TAG)
         if b'"_type_"' not in state:  # every typed value mapped (a UUID in the payload takes the slow path)
-            document = orjson.loads(state)
-            stored_hash = document.pop("hash", None)
-            signature = document.pop("signature", None)
-            document.pop("originator_topic", None)  # the other field the recipe leaves out (chain.EXCLUDED_FIELDS)
+            document = _loads(state)
+            pop = document.pop
+            stored_hash, signature = pop("hash", None), pop("signature", None)
+            pop("originator_topic", None)  # the other field the recipe leaves out (chain.EXCLUDED_FIELDS)
             document["originator_id"] = {"$uuid": str(notification.originator_id)}
             document["originator_version"] = notification.originator_version
             document["type"] = event_type
-            if hashlib.sha256(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest() == stored_hash:
-                return StoredRead(event_type, stored_hash, document.get("prev_hash"), signature,
-                             document.get("number") or document.get("key"), True)
+            if _sha256(_dumps(document, option=_SORTED)).hexdigest() == stored_hash:
+                get = document.get
+                return StoredRead(event_type, stored_hash, get("prev_hash"), signature, get("number") or get("key"),
+                                  True)
     except Exception:  # noqa: S110 - judged below through the library's decoding, which names the problem
         pass
     try:

@@ -16,6 +16,7 @@ through the verifier key given from outside (never a key read from the database)
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,7 +107,7 @@ class Verdict:
                 "warnings": self.warnings}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Head:
     version: int
     hash: str
@@ -184,6 +185,7 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
     summary = _CacheReader(log)
     heads: dict[UUID, _Head] = {}
     frontier = merkle.Frontier()
+    push, sha256 = frontier.push, hashlib.sha256
     signing_began = bool(roots)
     start = 0
     while True:
@@ -196,7 +198,7 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
             read = _check_chain(app, notification, heads, verdict)
             chain_hash = read.hash
             entry = entry_of(notification.originator_id, notification.originator_version, chain_hash)
-            frontier.push(merkle.leaf_hash(entry))
+            push(sha256(b"\x00" + entry).digest())  # the leaf hash, RFC 9162 §2.1.1
             if locate:
                 cache.compare(index, notification, chain_hash, heads, verdict)
             root = roots.get(frontier.size)
