@@ -64,7 +64,7 @@ class InclusionProofSchema(Schema):
 
 class FindingSchema(Schema):
     kind = fields.String(required=True, metadata={"description": "altered, deleted, inserted, rewritten, "
-                                                  "reordered, forged, unsigned, checkpoint, fork"})
+                                                  "reordered, forged, unsigned, checkpoint, fork, tree"})
     message = fields.String(required=True)
     aggregate_id = fields.String(allow_none=True)
     label = fields.String(allow_none=True, metadata={"description": "the case number or registry key"})

@@ -73,6 +73,10 @@ class LogConflict(Exception):
     """Another writer moved the tree under this batch; it was rolled back and is read again."""
 
 
+class TreeDamaged(Exception):
+    """The stored tree cannot be extended: its nodes or its state were altered behind the writer's back."""
+
+
 class TamperAlarm(Exception):
     """The log refuses to sign: what it holds is not what it signed before, or an event fails its checks."""
 
@@ -145,7 +149,10 @@ class AuditLog:
         """Append the next batch of notifications; return how many (0: the tree has every stored event)."""
         size, position = self.state()
         if self._frontier is None or self._frontier.size != size:
-            self._frontier = self._load_frontier(size)
+            try:
+                self._frontier = self._load_frontier(size)
+            except merkle.ProofError as error:
+                raise TreeDamaged(str(error)) from None
         notifications = self.app.recorder.select_notifications(position, self.batch_size, inclusive_of_start=False)
         if not notifications:
             return 0
@@ -164,9 +171,13 @@ class AuditLog:
             if moved.rowcount != 1:
                 self._frontier = None
                 raise LogConflict("the tree moved under the batch")
-            tx.executemany("INSERT INTO audit_leaves (leaf_index, notification_id, originator_id, "
-                           "originator_version, event_hash) VALUES (?, ?, ?, ?, ?)", leaves)
-            tx.executemany("INSERT INTO audit_nodes (level, idx, hash) VALUES (?, ?, ?)", nodes)
+            try:
+                tx.executemany("INSERT INTO audit_leaves (leaf_index, notification_id, originator_id, "
+                               "originator_version, event_hash) VALUES (?, ?, ?, ?, ?)", leaves)
+                tx.executemany("INSERT INTO audit_nodes (level, idx, hash) VALUES (?, ?, ?)", nodes)
+            except self.store.integrity_errors as error:  # leaves beyond the recorded size: the state was rewound
+                self._frontier = None
+                raise TreeDamaged(f"the tree's state says {size} leaves but more are stored ({error})") from None
         self._frontier = frontier
         return len(notifications)
 
@@ -287,6 +298,12 @@ class AuditLog:
         changes), so a long backlog never holds up the acts being recorded; only the insert is locked, and a
         checkpoint another signer got in first is returned instead of a smaller one after it.
         """
+        try:
+            return self._sign(signer, signed_at, legal_date, known)
+        except (TreeDamaged, merkle.ProofError) as damaged:
+            raise TamperAlarm([f"the stored tree was altered behind the log's writer: {damaged}"]) from None
+
+    def _sign(self, signer: Signer, signed_at: datetime, legal_date: date, known: Iterable[str]) -> Signed:
         self.catch_up()
         size = self.size
         last = self.checkpoint()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from eventsourcing.utils import resolve_topic
 
 from domain import chain
 
@@ -48,8 +49,35 @@ _DECIMAL, _DECIMAL_TAG = b'{"_type_":"decimal_str","_data_":', b'{"$decimal":'
 _loads, _dumps, _SORTED, _sha256 = orjson.loads, orjson.dumps, orjson.OPT_SORT_KEYS, hashlib.sha256
 
 
+def topic_problem(topic: Any, originator_topic: Any) -> str | None:
+    """What is wrong with an event's stored topics, which its chain hash does not cover (None: nothing).
+
+    The hash covers the event class's qualified name (`type`), not the module the topic names, and not the
+    `originator_topic` of an aggregate's first event (recipe step 1, as stored events have always been hashed).
+    So the topic must still name a class of that qualified name, and a first event's `originator_topic` must name
+    the aggregate its event class belongs to (the topic without the event class's own name): either rewritten
+    would silently change what the stored events decode as.
+    """
+    if not isinstance(topic, str):
+        return "its topic is not text"
+    found = _RESOLVED.get(topic)
+    if found is None:
+        try:
+            found = _RESOLVED[topic] = getattr(resolve_topic(topic), "__qualname__", "")
+        except Exception:  # a module or class that no longer exists: the event no longer decodes
+            found = _RESOLVED[topic] = ""
+    if found != topic.rpartition(":")[2]:
+        return f"its topic {topic[:80]!r} names no event class of this application"
+    if originator_topic is not None and originator_topic != topic.rpartition(".")[0]:
+        return f"its originator_topic {str(originator_topic)[:80]!r} is not the aggregate of {topic[:80]!r}"
+    return None
+
+
+_RESOLVED: dict[str, str] = {}
+
+
 def read_stored(app: Any, notification: Any) -> StoredRead:
-    """The event's chain fields and whether its content matches its hash.
+    """The event's chain fields and whether its content matches its hash (and its topics are its own).
 
     Fast path: the recipe's document is built from the stored JSON itself (its typed values mapped onto the
     recipe's tags, orjson encoding it with sorted keys exactly as the recipe's `json.dumps` does), which is what
@@ -58,7 +86,8 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
     decoded by the library and hashed from its object, as `domain.chain.hash_of` does: the fast path only ever
     saves time, it never decides that an event is altered.
     """
-    event_type = notification.topic.rpartition(":")[2]
+    topic = notification.topic
+    event_type = topic.rpartition(":")[2] if isinstance(topic, str) else repr(topic)[:80]
     try:
         state = notification.state
         mapper = app.mapper
@@ -72,21 +101,26 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
             document = _loads(state)
             pop = document.pop
             stored_hash, signature = pop("hash", None), pop("signature", None)
-            pop("originator_topic", None)  # the other field the recipe leaves out (chain.EXCLUDED_FIELDS)
+            originator_topic = pop("originator_topic", None)  # left out by the recipe (chain.EXCLUDED_FIELDS)
             document["originator_id"] = {"$uuid": str(notification.originator_id)}
             document["originator_version"] = notification.originator_version
             document["type"] = event_type
-            if _sha256(_dumps(document, option=_SORTED)).hexdigest() == stored_hash:
+            if _sha256(_dumps(document, option=_SORTED)).hexdigest() == stored_hash and \
+                    topic_problem(topic, originator_topic) is None:
                 get = document.get
                 return StoredRead(event_type, stored_hash, get("prev_hash"), signature, get("number") or get("key"),
                                   True)
     except Exception:  # noqa: S110 - judged below through the library's decoding, which names the problem
         pass
     try:
+        if topic_problem(topic, None) is not None:
+            raise ValueError(topic_problem(topic, None))
         event = app.mapper.to_domain_event(notification)
-    except Exception:  # undecodable stored bytes: that is the finding
+    except Exception:  # undecodable stored bytes or topic: that is the finding
         return StoredRead(event_type, stored_chain_hash(app, notification.state), None, None, None, False, False)
     chain_hash = event.hash if isinstance(getattr(event, "hash", None), str) else ""
+    content_ok = chain.hash_of(event) == chain_hash and \
+        topic_problem(topic, getattr(event, "originator_topic", None)) is None
     return StoredRead(type(event).__qualname__, chain_hash, getattr(event, "prev_hash", None),
-                 getattr(event, "signature", None), getattr(event, "number", None) or getattr(event, "key", None),
-                 chain.hash_of(event) == chain_hash)
+                      getattr(event, "signature", None), getattr(event, "number", None) or getattr(event, "key", None),
+                      content_ok)

@@ -12,6 +12,7 @@ from audit.verify import Verdict
 KIND_WORDS = {
     "altered": "ALTERED", "deleted": "DELETED", "inserted": "INSERTED", "rewritten": "REWRITTEN",
     "reordered": "REORDERED", "forged": "FORGED", "unsigned": "UNSIGNED", "checkpoint": "CHECKPOINT", "fork": "FORK",
+    "tree": "TREE",
 }
 
 

@@ -42,7 +42,7 @@ class StoreEmptyError(Exception):
 @dataclass
 class Finding:
     kind: str
-    """altered, deleted, inserted, rewritten, reordered, forged, unsigned, checkpoint, fork."""
+    """altered, deleted, inserted, rewritten, reordered, forged, unsigned, checkpoint, fork, tree."""
     message: str
     aggregate_id: str | None = None
     label: str | None = None
@@ -198,6 +198,7 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
     heads: dict[UUID, _Head] = {}
     frontier = merkle.Frontier()
     push, sha256 = frontier.push, hashlib.sha256
+    known_labels = labels or {}
     signing_began = bool(roots)
     start = 0
     while True:
@@ -207,7 +208,7 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
         start = notifications[-1].id
         for notification in notifications:
             index = frontier.size
-            read = _check_chain(app, notification, heads, verdict)
+            read = _check_chain(app, notification, heads, verdict, known_labels)
             chain_hash = read.hash
             entry = entry_of(notification.originator_id, notification.originator_version, chain_hash)
             push(sha256(b"\x00" + entry).digest())  # the leaf hash, RFC 9162 §2.1.1
@@ -229,7 +230,7 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
                                             str(notification.originator_id), head.label,
                                             notification.originator_version))
             elif index < coverage:
-                verdict.unsigned_covered += 1
+                verdict.unsigned_covered += read.decodes  # an event that no longer decodes is an ALTERED finding
             elif signing_began:
                 head = heads[notification.originator_id]
                 verdict.add(Finding("unsigned", f"{head.label}, event {notification.originator_version} "
@@ -246,18 +247,22 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
     verdict.covered = max((s for s in roots if s <= frontier.size and
                            any(c.size == s and c.matches for c in verdict.checkpoints)), default=0)
     summary.summarise(heads, verdict, labels or {})
+    if summary.log is not None:
+        _check_stored_tree(summary.log, {size: roots[size] for size in roots if size <= verdict.covered}, verdict)
     if not roots:
         verdict.warnings.append("no checkpoint verifies this store: the deletion of its latest events cannot be "
                                 "detected; sign checkpoints (`tramita checkpoint`) and keep them outside")
     return verdict
 
 
-def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict: Verdict) -> StoredRead:
-    """Read the event and check its link in its aggregate's chain."""
+def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict: Verdict,
+                 labels: dict[str, str]) -> StoredRead:
+    """Read the event and check its link in its aggregate's chain (`labels`: case numbers from the read model,
+    for a case whose first event no longer says its own)."""
     aggregate_id, version = notification.originator_id, notification.originator_version
     head = heads.get(aggregate_id)
     read = read_stored(app, notification)
-    label = head.label if head else (str(read.name) if read.name else
+    label = head.label if head else (str(read.name) if read.name else labels.get(str(aggregate_id)) or
                                      f"{read.event_type.split('.')[0]} {aggregate_id}")
     previous_version, previous_hash = (head.version, head.hash) if head else (0, chain.GENESIS)
     problem = None
@@ -279,6 +284,30 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict:
         verdict.add(Finding("altered", problem, str(aggregate_id), label, version, read.event_type, head.events))
     head.version, head.hash = version, read.hash
     return read
+
+
+def _check_stored_tree(log: AuditLog, signed: dict[int, bytes], verdict: Verdict) -> None:
+    """The stored tree (the cache proofs and new checkpoints are made from) against what was rebuilt: its state
+    agrees with its leaf records, and its root at each checkpoint the events match is the signed one."""
+    size, _ = log.state()
+    count, top = log.store.query("SELECT COUNT(*), MAX(leaf_index) FROM audit_leaves")[0]
+    if int(count) != size or (count and int(top) != size - 1):
+        verdict.add(Finding("tree", f"the stored tree was altered: its state says {size} leaves, {count} leaf records "
+                            "are stored: proofs and new checkpoints cannot be made from it"))
+        return
+    subtree = log.reader()
+    for checkpoint_size, root in sorted(signed.items()):
+        try:
+            stored = log.root(checkpoint_size, subtree) if checkpoint_size <= size else None
+        except merkle.ProofError as error:
+            stored, problem = None, str(error)
+        else:
+            problem = "its root there is not the signed one"
+        if stored != root:
+            verdict.add(Finding("tree", f"the stored tree was altered at size {checkpoint_size}: {problem} "
+                                "(the events still give the signed root; proofs and new checkpoints made from the "
+                                "stored tree would be wrong)"))
+            return
 
 
 def _judge_root(frontier: merkle.Frontier, root: bytes, verdict: Verdict, cache: _CacheReader) -> None:

@@ -913,8 +913,9 @@ class Tramita(Application):
                 if index == 0:
                     label = getattr(event, "number", None) or getattr(event, "key", None) or label
             except Exception as error:  # the stored bytes no longer decode: that is the finding
+                topic = record.topic if isinstance(record.topic, str) else repr(record.topic)
                 return ChainReport(str(aggregate_id), label, index + 1, False, record.originator_version,
-                                   record.topic.rsplit(":", 1)[-1], f"the stored event does not decode: {error}")
+                                   topic.rsplit(":", 1)[-1], f"the stored event does not decode: {error}")
             if event.prev_hash != previous:
                 return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
                                    type(event).__qualname__, "prev_hash does not match the previous event's hash")

@@ -30,7 +30,7 @@ from typing import Any
 from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import get_topic
 
-from audit.log import AuditLog, LogConflict
+from audit.log import AuditLog, LogConflict, TreeDamaged
 from domain.acts import Actor
 from domain.application import Tramita
 from projections.rows import KINDS, OWNERS, ROWS, storable, storable_row
@@ -137,6 +137,7 @@ class Projector:
         #: The Merkle log over every event (audit/log.py), kept by the projector that follows the whole log
         #: (by default the one over every projection), one batch before the projections' batch.
         self.audit_log = AuditLog(app, store) if (names is None if audit is None else audit) else None
+        self._tree_alerted = False
         self.names = list(names) if names is not None else list(PROJECTIONS)
         unknown = [n for n in self.names if n not in PROJECTIONS]
         if unknown:
@@ -270,6 +271,13 @@ class Projector:
             return self.audit_log.run_once()
         except LogConflict:  # another writer appended first: the next call reads from where it got to
             return 1
+        except TreeDamaged as damaged:  # an altered cache stops neither the read models nor their projector
+            if not self._tree_alerted:
+                self.log(f"projector: the audit log's stored tree was altered; it is no longer appended: {damaged}")
+                self.app.raise_system_alert(PROJECTOR, kind="tamper-alarm", subject="audit-log:stored-tree",
+                                            message=f"the audit log's stored tree was altered: {damaged}")
+                self._tree_alerted = True
+            return 0
 
     def catch_up(self) -> int:
         """Process batches until the log is exhausted; return the notifications covered."""

@@ -27,6 +27,8 @@ class Store(ABC):
     dialect: str
     #: Errors of the database that pass (a lock held too long, a deadlock, a lost connection): retry later.
     transient_errors: tuple[type[BaseException], ...] = ()
+    #: A key or constraint refused a row (the row is at fault, not the database).
+    integrity_errors: tuple[type[BaseException], ...] = ()
     #: Every error the database driver raises ...
     database_errors: tuple[type[BaseException], ...] = ()
     #: ... and those of them that refuse a row's values (a value out of range, a duplicate key): that row's fault,
@@ -61,6 +63,7 @@ class Store(ABC):
 class SQLiteStore(Store):
     dialect = "sqlite"
     transient_errors = (sqlite3.OperationalError,)
+    integrity_errors = (sqlite3.IntegrityError,)
     database_errors = (sqlite3.Error,)
     row_errors = (sqlite3.DataError, sqlite3.IntegrityError)
 
@@ -112,6 +115,7 @@ class PostgresStore(Store):
         self.conninfo = conninfo
         # deadlocks, serialization failures, lock timeouts and lost connections are all OperationalError
         self.transient_errors = (psycopg.OperationalError,)
+        self.integrity_errors = (psycopg.IntegrityError,)
         self.database_errors = (psycopg.Error,)
         # SQLSTATE class 22 (data exception: NUL in text, a number out of range) and 23 (a constraint)
         self.row_errors = (psycopg.DataError, psycopg.IntegrityError)

@@ -212,6 +212,7 @@ def test_with_a_checkpoint_kept_outside_deleting_the_stored_checkpoints_and_tree
                        stored.id_of(signed.case_id), last)
         for table in ("audit_checkpoints", "audit_leaves", "audit_nodes", "audit_witnessed"):
             stored.execute(f"DELETE FROM {table}")
+        stored.execute("UPDATE audit_state SET size = 0, position = 0")  # a careful attacker leaves no trace
     code, out = signed.verify(capsys)
     assert code == 0  # without the kept checkpoint the store can no longer tell
     assert "no checkpoint verifies this store" in out
@@ -282,3 +283,55 @@ def test_a_read_only_command_on_a_database_that_does_not_exist_creates_nothing(c
     assert main(command) == 2
     assert "there is no database at" in capsys.readouterr().err
     assert not missing.parent.exists()
+
+
+@pytest.mark.parametrize(("what", "sql"), [
+    ("a rewritten event type's module", "UPDATE {table} SET topic = 'evil.module:Case.PetitionFiled' "
+                                        "WHERE originator_id = ? AND originator_version = 1"),
+    ("a first event's originator_topic", None),
+])
+def test_rewriting_a_topic_the_hash_does_not_cover_is_found(signed, capsys, what, sql):
+    with StoredEvents(signed.url) as stored:
+        if sql is not None:
+            stored.execute(sql, stored.id_of(signed.case_id))
+        else:
+            [(state,)] = stored.execute("SELECT state FROM {table} WHERE originator_id = ? AND originator_version = 1",
+                                        stored.id_of(signed.case_id))
+            state = bytes(state).replace(b'"originator_topic":"domain.case:Case"',
+                                         b'"originator_topic":"domain.registry:Municipality"')
+            stored.set_state(stored.id_of(signed.case_id), 1, state)
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"{signed.number}: 1 events, ALTERED at event 1" in out
+
+
+def test_an_altered_stored_tree_is_found_and_stops_neither_the_projector_nor_the_alarm(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.execute("DELETE FROM audit_nodes WHERE level = 0 AND idx > 100")
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree was altered at size" in out
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1 and "stored tree was altered" in capsys.readouterr().err
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_state SET size = 100, position = 100")  # rewound: the next leaves exist
+    signed.app().issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    assert main(["project", "--once"]) == 0  # the read models carry on
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree was altered: its state says 100 leaves" in out
+
+
+def test_a_topic_stored_as_bytes_is_named_not_a_crash(tmp_path, monkeypatch, capsys):
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
+    for variable in ("TRAMITA_SIGNING_KEY", "TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    app = make_app(url)
+    number = creation_1992(app, lambda line: None)
+    with StoredEvents(url) as stored:
+        stored.execute("UPDATE {table} SET topic = X'FFFE' WHERE originator_id = ? AND originator_version = 3",
+                       stored.id_of(app.resolve_case(number)))
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    assert f"{number}: 3 events, ALTERED at event 3" in capsys.readouterr().out
+    assert main(["verify", number]) == 1
+    assert "ALTERED at event 3" in capsys.readouterr().out
