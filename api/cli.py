@@ -160,6 +160,19 @@ def cmd_keys_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rebuild_tree(args: argparse.Namespace) -> int:
+    """Rebuild the audit log's stored tree from the events (after a TREE finding), keeping the checkpoints."""
+    from audit.log import AuditLog
+    from projections.store import open_store
+
+    url = database_url()
+    app = build_application(url, signing=False, read_only=True)
+    appended = AuditLog(app, open_store(url)).rebuild_tree()
+    print(f"the audit log's tree was rebuilt from the {appended} stored events; the checkpoints are kept (the next "
+          "`tramita checkpoint` checks the tree against them)")
+    return 0
+
+
 def cmd_checkpoint(args: argparse.Namespace) -> int:
     """Sign a checkpoint of the log as it now stands and print it; refuse (exit 1) when it contradicts one
     signed before."""
@@ -410,6 +423,8 @@ def parser() -> argparse.ArgumentParser:
     keys_commands.add_parser("show", help="print the verifier key").set_defaults(run=cmd_keys_show)
     commands.add_parser("checkpoint", help="sign a checkpoint of the log now and print it (exit 1: tamper alarm)"
                         ).set_defaults(run=cmd_checkpoint)
+    commands.add_parser("rebuild-tree", help="rebuild the audit log's stored tree from the events, keeping the "
+                        "checkpoints").set_defaults(run=cmd_rebuild_tree)
     commands.add_parser("migrate", help="create the event store's and the projections' tables (once)"
                         ).set_defaults(run=cmd_migrate)
     project = commands.add_parser("project", help="keep the projections current (stops on SIGTERM / Ctrl-C)")

@@ -314,10 +314,16 @@ def test_an_altered_stored_tree_is_found_and_stops_neither_the_projector_nor_the
     assert main(["checkpoint"]) == 1 and "stored tree was altered" in capsys.readouterr().err
     with StoredEvents(signed.url) as stored:
         stored.execute("UPDATE audit_state SET size = 100, position = 100")  # rewound: the next leaves exist
-    signed.app().issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    recording = make_app(signed.url, seed=False, signer=load_signing_key(signed.tmp / "keys" / "signing.key"))
+    recording.issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
     assert main(["project", "--once"]) == 0  # the read models carry on
     code, out = signed.verify(capsys)
     assert code == 1 and "TREE: the stored tree was altered: its state says 100 leaves" in out
+    assert main(["rebuild-tree"]) == 0  # the cache rebuilt from the events, the checkpoints kept
+    code, out = signed.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 0  # the rebuilt tree extends the checkpoint signed before the damage
 
 
 def test_a_topic_stored_as_bytes_is_named_not_a_crash(tmp_path, monkeypatch, capsys):
