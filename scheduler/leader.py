@@ -158,15 +158,22 @@ def for_database(database_url: str) -> Leadership:
 
 def acquire(leadership: Leadership, stop: threading.Event, *, poll: float,
             log: Callable[..., None]) -> bool:
-    """Wait until this scheduler holds the lock (True) or `stop` is set (False); say once that it waits."""
-    waiting = False
+    """Wait until this scheduler holds the lock (True) or `stop` is set (False); say once that it waits, naming the
+    holder: a holder that has just taken the lock may not have written its pid yet, so the line waits for it for
+    up to HOLDER_POLLS polls (then says the holder is unknown)."""
+    waiting, polls = False, 0
     while not stop.is_set():
         if leadership.try_acquire():
             log("leader", pid=os.getpid(), lock=leadership.description)
             return True
-        if not waiting:
-            log("waiting", pid=os.getpid(), lock=leadership.description, holder=leadership.holder(),
-                poll_seconds=poll)
+        holder = None if waiting else leadership.holder()
+        polls += 1
+        if not waiting and (holder is not None or polls > HOLDER_POLLS):
+            log("waiting", pid=os.getpid(), lock=leadership.description, holder=holder, poll_seconds=poll)
             waiting = True
         stop.wait(poll)
     return False
+
+
+#: Polls a waiting scheduler gives a new holder to write its pid before it says the holder is unknown.
+HOLDER_POLLS = 50
