@@ -34,40 +34,11 @@ from audit.notes import (
     Checkpoint, NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature,
 )
 from audit.reading import read_stored, stored_chain_hash
+from audit.tables import DDL
 from projections.store import Store
 
 #: Notifications appended per transaction.
 BATCH_SIZE = 2000
-
-_DDL = {
-    "sqlite": [
-        "CREATE TABLE IF NOT EXISTS audit_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL, "
-        "position INTEGER NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS audit_leaves (leaf_index INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL, "
-        "originator_id TEXT NOT NULL, originator_version INTEGER NOT NULL, event_hash TEXT NOT NULL)",
-        "CREATE INDEX IF NOT EXISTS ix_audit_leaves_event ON audit_leaves (originator_id, originator_version)",
-        "CREATE TABLE IF NOT EXISTS audit_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, "
-        "PRIMARY KEY (level, idx))",
-        "CREATE TABLE IF NOT EXISTS audit_checkpoints (size INTEGER PRIMARY KEY, root TEXT NOT NULL, "
-        "note TEXT NOT NULL, signed_at TEXT NOT NULL, legal_date TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS audit_witnessed (size INTEGER NOT NULL, witness TEXT NOT NULL, "
-        "delivered_at TEXT NOT NULL, PRIMARY KEY (size, witness))",
-    ],
-    "postgresql": [
-        "CREATE TABLE IF NOT EXISTS audit_state (id INTEGER PRIMARY KEY CHECK (id = 1), size BIGINT NOT NULL, "
-        "position BIGINT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS audit_leaves (leaf_index BIGINT PRIMARY KEY, notification_id BIGINT NOT NULL, "
-        "originator_id TEXT NOT NULL, originator_version BIGINT NOT NULL, event_hash TEXT NOT NULL)",
-        "CREATE INDEX IF NOT EXISTS ix_audit_leaves_event ON audit_leaves (originator_id, originator_version)",
-        "CREATE TABLE IF NOT EXISTS audit_nodes (level INTEGER NOT NULL, idx BIGINT NOT NULL, hash BYTEA NOT NULL, "
-        "PRIMARY KEY (level, idx))",
-        "CREATE TABLE IF NOT EXISTS audit_checkpoints (size BIGINT PRIMARY KEY, root TEXT NOT NULL, "
-        "note TEXT NOT NULL, signed_at TEXT NOT NULL, legal_date TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS audit_witnessed (size BIGINT NOT NULL, witness TEXT NOT NULL, "
-        "delivered_at TEXT NOT NULL, PRIMARY KEY (size, witness))",
-    ],
-}
-
 
 class LogConflict(Exception):
     """Another writer moved the tree under this batch; it was rolled back and is read again."""
@@ -126,7 +97,7 @@ class AuditLog:
     def migrate(self) -> None:
         """Create the log's tables (once)."""
         with self.store.transaction() as tx:
-            for statement in _DDL[self.store.dialect]:
+            for statement in DDL[self.store.dialect]:
                 tx.execute(statement)
             if not tx.execute("SELECT 1 FROM audit_state WHERE id = 1").fetchall():
                 tx.execute("INSERT INTO audit_state (id, size, position) VALUES (1, 0, 0)")

@@ -117,12 +117,6 @@ class _Head:
     broken: bool = False
 
 
-def _label(event: Any, aggregate_id: UUID) -> str:
-    """A case's number, a registry entry's key, or the aggregate's kind and id (an access token, an alert…)."""
-    name = getattr(event, "number", None) or getattr(event, "key", None)
-    return str(name) if name else f"{type(event).__qualname__.split('.')[0]} {aggregate_id}"
-
-
 def gather_checkpoints(log: AuditLog | None, external: Iterable[tuple[str, str]], verifier: Verifier | None,
                        verdict: Verdict) -> dict[int, bytes]:
     """Every checkpoint known (stored, and `external` (source, note) pairs), judged: {size: signed root} of

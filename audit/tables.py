@@ -1,0 +1,30 @@
+"""The Merkle log's tables, on SQLite and PostgreSQL (what each holds: `audit/log.py`'s docstring)."""
+
+DDL = {
+    "sqlite": [
+        "CREATE TABLE IF NOT EXISTS audit_state (id INTEGER PRIMARY KEY CHECK (id = 1), size INTEGER NOT NULL, "
+        "position INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS audit_leaves (leaf_index INTEGER PRIMARY KEY, notification_id INTEGER NOT NULL, "
+        "originator_id TEXT NOT NULL, originator_version INTEGER NOT NULL, event_hash TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ix_audit_leaves_event ON audit_leaves (originator_id, originator_version)",
+        "CREATE TABLE IF NOT EXISTS audit_nodes (level INTEGER NOT NULL, idx INTEGER NOT NULL, hash BLOB NOT NULL, "
+        "PRIMARY KEY (level, idx))",
+        "CREATE TABLE IF NOT EXISTS audit_checkpoints (size INTEGER PRIMARY KEY, root TEXT NOT NULL, "
+        "note TEXT NOT NULL, signed_at TEXT NOT NULL, legal_date TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS audit_witnessed (size INTEGER NOT NULL, witness TEXT NOT NULL, "
+        "delivered_at TEXT NOT NULL, PRIMARY KEY (size, witness))",
+    ],
+    "postgresql": [
+        "CREATE TABLE IF NOT EXISTS audit_state (id INTEGER PRIMARY KEY CHECK (id = 1), size BIGINT NOT NULL, "
+        "position BIGINT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS audit_leaves (leaf_index BIGINT PRIMARY KEY, notification_id BIGINT NOT NULL, "
+        "originator_id TEXT NOT NULL, originator_version BIGINT NOT NULL, event_hash TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ix_audit_leaves_event ON audit_leaves (originator_id, originator_version)",
+        "CREATE TABLE IF NOT EXISTS audit_nodes (level INTEGER NOT NULL, idx BIGINT NOT NULL, hash BYTEA NOT NULL, "
+        "PRIMARY KEY (level, idx))",
+        "CREATE TABLE IF NOT EXISTS audit_checkpoints (size BIGINT PRIMARY KEY, root TEXT NOT NULL, "
+        "note TEXT NOT NULL, signed_at TEXT NOT NULL, legal_date TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS audit_witnessed (size BIGINT NOT NULL, witness TEXT NOT NULL, "
+        "delivered_at TEXT NOT NULL, PRIMARY KEY (size, witness))",
+    ],
+}
