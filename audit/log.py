@@ -40,6 +40,7 @@ from projections.store import Store
 #: Notifications appended per transaction.
 BATCH_SIZE = 2000
 
+
 class LogConflict(Exception):
     """Another writer moved the tree under this batch; it was rolled back and is read again."""
 
