@@ -2,7 +2,9 @@
 database cannot make the log forget what it signed.
 
 - a folder (`TRAMITA_WITNESS_DIR`, several separated by commas): one file per checkpoint, `<size>.checkpoint`,
-  holding the signed note, written atomically (a temporary file renamed into place), never overwritten;
+  holding the signed note, written atomically (a temporary file linked into place), never overwritten; a
+  temporary file left by a writer killed mid-write (its name carries the host and the process id) is removed
+  by the next signing on that host once that process is gone;
 - a URL (`TRAMITA_WITNESS_URL`, several separated by commas): the note POSTed as `text/plain; charset=utf-8`;
   any 2xx answer is a delivery; redirects are not followed (a 3xx is a failed delivery, tried again later).
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import tempfile
 import urllib.error
 import urllib.request
@@ -24,6 +27,24 @@ from urllib.parse import urlsplit
 
 #: Seconds a witness URL may take to answer.
 TIMEOUT = 10.0
+
+
+#: A temporary file's name: `.<size>.<host>.<pid>.<random>.tmp`.
+TEMPORARY = re.compile(r"\.[0-9]+\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[^/]*\.tmp")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another account's
+        return True
+    return True
 
 
 class WitnessError(Exception):
@@ -45,7 +66,8 @@ class DirectoryWitness:
             if target.read_text(encoding="utf-8") == note:
                 return
             raise WitnessError(f"{target} already holds another checkpoint of size {size}: not overwritten")
-        descriptor, temporary = tempfile.mkstemp(dir=self.path, prefix=f".{size}.", suffix=".tmp")
+        descriptor, temporary = tempfile.mkstemp(dir=self.path, prefix=f".{size}.{_host()}.{os.getpid()}.",
+                                                   suffix=".tmp")
         try:
             with os.fdopen(descriptor, "w", encoding="utf-8") as file:
                 file.write(note)
@@ -58,10 +80,21 @@ class DirectoryWitness:
         finally:
             os.unlink(temporary)
 
+    def sweep(self) -> list[Path]:
+        """Remove the temporary files that writers on this host left when killed mid-write; the removed."""
+        removed, host = [], _host()
+        for file in self.path.glob(".*.tmp"):
+            match = TEMPORARY.fullmatch(file.name)
+            if match and match["host"] == host and not _running(int(match["pid"])):
+                file.unlink(missing_ok=True)
+                removed.append(file)
+        return removed
+
     def held(self) -> list[tuple[str, str]]:
-        """(source, note) of every checkpoint file the folder holds."""
+        """(source, note) of every checkpoint file the folder holds (leftovers of killed writers swept first)."""
         if not self.path.is_dir():
             return []
+        self.sweep()
         found = []
         for file in sorted(self.path.iterdir()):
             if re.fullmatch(r"[0-9]+\.checkpoint", file.name):

@@ -106,3 +106,25 @@ def test_witnesses_are_configured_by_folder_and_url_and_a_bad_url_is_refused_by_
                                        "url:https://witness.example/add"]
     with pytest.raises(ValueError, match="TRAMITA_WITNESS_URL"):
         witnesses_from({"TRAMITA_WITNESS_URL": "ftp://witness.example"})
+
+
+def test_a_temporary_file_left_by_a_writer_killed_mid_write_is_swept_at_the_next_signing_and_no_other(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from audit.witness import _host
+
+    folder = DirectoryWitness(tmp_path / "witness")
+    folder.path.mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = folder.path / f".7.{_host()}.{int(gone.stdout)}.abc123.tmp"  # its writer has exited
+    alive = folder.path / f".8.{_host()}.{os.getpid()}.def456.tmp"  # this very process: still writing
+    elsewhere = folder.path / f".9.other-host.{int(gone.stdout)}.ghi789.tmp"  # another host's pid: not ours to judge
+    for file in (dead, alive, elsewhere):
+        file.write_text("half a note", encoding="utf-8")
+    (folder.path / "6.checkpoint").write_text("a note\n", encoding="utf-8")
+
+    assert folder.held() == [(f"in the witness folder {folder.path} (6.checkpoint)", "a note\n")]
+    assert not dead.exists() and alive.exists() and elsewhere.exists()
