@@ -1,0 +1,83 @@
+"""A store written by an earlier tramita (tests/fixtures/v1, see its README) still replays, verifies, projects and
+answers the API as it did then: events stored are forever, whatever moves in the code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.cli import main
+from tests.api_client import ApiHarness
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v1"
+ANSWERS = json.loads((FIXTURE / "answers.json").read_text(encoding="utf-8"))
+CLI = json.loads((FIXTURE / "cli.json").read_text(encoding="utf-8"))
+
+
+def kept(before: Any, now: Any, where: str = "") -> list[str]:
+    """Where `now` changed or dropped something `before` had (a dict may gain keys; nothing else may differ)."""
+    if isinstance(before, dict):
+        if not isinstance(now, dict):
+            return [f"{where}: was an object"]
+        return [problem for key, value in before.items()
+                for problem in (kept(value, now[key], f"{where}.{key}") if key in now else [f"{where}.{key}: dropped"])]
+    if isinstance(before, list):
+        if not isinstance(now, list) or len(now) != len(before):
+            return [f"{where}: was a list of {len(before)}"]
+        return [problem for i, (a, b) in enumerate(zip(before, now)) for problem in kept(a, b, f"{where}[{i}]")]
+    return [] if before == now else [f"{where}: was {before!r}, is {now!r}"]
+
+
+def in_order(before: str, now: str) -> bool:
+    """Every line printed before is printed now, in the same order (new lines may come between)."""
+    lines = iter(now.splitlines())
+    return all(any(line == candidate for candidate in lines) for line in before.splitlines())
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Path:
+    copy = tmp_path / "store.sqlite"
+    shutil.copy(FIXTURE / "store.sqlite", copy)
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{copy}")
+    for name in ("TRAMITA_SIGNING_KEY", "TRAMITA_WITNESS_DIR", "TRAMITA_WITNESS_URL", "TRAMITA_VERIFIER_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return copy
+
+
+def test_each_case_of_an_earlier_store_replays_every_act_it_replayed_then(store, capsys):
+    replays = {name.split(" ", 1)[1]: printed for name, printed in CLI.items() if name.startswith("replay ")}
+    assert len(replays) == 11
+    for number, printed in replays.items():
+        assert main(["replay", number]) == printed["rc"] == 0
+        assert in_order(printed["out"], capsys.readouterr().out), number
+
+
+def test_an_earlier_store_verifies_intact_under_its_checkpoint_with_its_unsigned_events_covered(store, capsys):
+    assert main(["verify", "--key", (FIXTURE / "verifier.key").read_text(encoding="ascii").strip()]) == 0
+    printed = capsys.readouterr().out
+    assert printed == CLI["verify"]["out"]
+    assert "177 events carry no signature" in printed and "VERDICT: intact" in printed
+
+
+def test_an_earlier_store_migrates_rebuilds_its_projections_and_answers_the_api_as_it_did(store, capsys):
+    assert main(["migrate"]) == 0
+    assert main(["rebuild"]) == 0
+    harness = ApiHarness(f"sqlite:///{store}")
+    try:
+        harness.projector.catch_up()
+        problems = {}
+        for path, answer in ANSWERS.items():
+            response = harness.get(path)
+            found = [f"status {response.status_code}"] if response.status_code != answer["status"] else []
+            found += [f"ETag {response.headers.get('ETag')}"] if response.headers.get("ETag") != answer["etag"] else []
+            found += kept(answer["body"], response.get_json())
+            if found:
+                problems[path] = found[:5]
+        assert not problems
+        assert len(ANSWERS) == 62
+    finally:
+        harness.close()
