@@ -89,7 +89,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
     from api import acts, audit, views
-    from api.cli import build_application, build_audit, private_files, system_clock
+    from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
     private_files()  # the SQLite database, should this worker create it, is its owner's only

@@ -346,5 +346,5 @@ def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], No
 
 def tramita_command(*args: str) -> list[str]:
     """This installation's `tramita` command (the same interpreter, whatever PATH holds)."""
-    return [sys.executable, "-m", "api.cli", *args]
+    return [sys.executable, "-m", "tramita", *args]
 

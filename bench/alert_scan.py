@@ -37,7 +37,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from domain.acts import Actor
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from domain.demo import MESA
 from domain.voter_title import make_voter_title
 from projections.projector import Projector

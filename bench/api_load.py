@@ -63,7 +63,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from api.cli import build_application
+from tramita.bootstrap import build_application
 from api.serve import tramita_command
 from domain.acts import Actor
 from domain.application import LEGAL_TIMEZONE

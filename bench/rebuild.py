@@ -72,7 +72,8 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from domain.case import Case
 from domain.demo import seed_demo
 from projections.projector import REBUILD_BATCH_SIZE, Projector

@@ -53,12 +53,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api.cli import build_audit  # noqa: E402
+from tramita.bootstrap import build_audit  # noqa: E402
 from audit.log import AuditLog  # noqa: E402
 from audit.notes import Signer  # noqa: E402
 from domain import chain  # noqa: E402
 from domain.acts import Actor  # noqa: E402
 from domain.application import Tramita, persistence_env  # noqa: E402
+from tramita.persistence import persistence_env
 from domain.case import Case  # noqa: E402
 from domain.demo import MESA, seed_demo  # noqa: E402
 from projections.projector import Projector  # noqa: E402

@@ -98,7 +98,7 @@ def serving(log_dir: Path, *args: str, env: dict[str, str] | None = None, port: 
     port = port or free_port()
     log = log_dir / f"serve-{port}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--bind", f"127.0.0.1:{port}", *args],
+        process = subprocess.Popen([sys.executable, "-m", "tramita", "serve", "--bind", f"127.0.0.1:{port}", *args],
                                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
                                    stdout=out, stderr=subprocess.STDOUT)
     served = Served("127.0.0.1", port, process, log)

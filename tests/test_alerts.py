@@ -8,7 +8,8 @@ import pytest
 
 from domain.acts import Actor
 from domain.alerts import Alert, alert_due
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 

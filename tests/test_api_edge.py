@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from api.app import settings_from
-from api.cli import main
+from tramita.cli import main
 from api.body import DEFAULT_MAX_BODY_BYTES, MAX_JSON_DEPTH
 from api.fields import MAX_FREE_TEXT_CHARS, MAX_NAME_CHARS, MAX_REFERENCE_CHARS
 from domain.demo import FEIJO
@@ -320,7 +320,7 @@ def test_gunicorn_answers_a_chunked_body_over_the_limit_413(tmp_path, monkeypatc
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--bind", f"127.0.0.1:{port}",
+    server = subprocess.Popen([sys.executable, "-m", "tramita", "serve", "--bind", f"127.0.0.1:{port}",
                                "--workers", "1"], env={**os.environ}, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:

@@ -10,7 +10,7 @@ from http import HTTPStatus
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from api.serve import MAX_HEAD_BYTES, REQUEST_TIMEOUT, Gunicorn
 from domain.application import LEGAL_TIMEZONE
 from tests.servers import idle_connections, raw_answer, request, serving, until_closed

@@ -7,7 +7,8 @@ from datetime import date, datetime, timezone
 import pytest
 from eventsourcing.persistence import IntegrityError
 
-from domain.application import ConcurrentActError, Tramita, persistence_env
+from domain.application import ConcurrentActError, Tramita
+from tramita.persistence import persistence_env
 from domain.demo import GOVERNOR, IBGE, MESA, PRESIDENT, TRE, creation_1992, municipal
 from domain.errors import CaseNotFoundError, IncompetentBodyError, InvalidActError, StaleVersionError
 

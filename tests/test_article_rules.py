@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from domain.acts import Actor
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from domain.demo import CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, municipal
 from domain.errors import (
     ActOutOfOrderError, CaseNotFoundError, IncompetentBodyError, LegalRuleError, RuleNotInForceError,

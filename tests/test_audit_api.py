@@ -10,7 +10,7 @@ from datetime import date
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from audit import merkle
 from audit.notes import Signer, entry_of, open_checkpoint, open_note
 from audit.receipts import open_receipt

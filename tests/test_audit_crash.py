@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from audit import merkle
 from audit.keys import load_signing_key
 from audit.log import AuditLog
@@ -31,7 +31,7 @@ DEADLINE_SECONDS = 120
 
 
 def scheduler(env: dict[str, str], *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "api.cli", "scheduler", "--poll-leadership", "0.1",
+    return subprocess.Popen([sys.executable, "-m", "tramita", "scheduler", "--poll-leadership", "0.1",
                              "--cron", "0 0 1 1 *", *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 

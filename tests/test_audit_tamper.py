@@ -16,7 +16,7 @@ from uuid import UUID
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from audit.keys import load_signing_key
 from audit.notes import Signer
 from domain import chain

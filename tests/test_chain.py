@@ -7,9 +7,9 @@ import json
 import sqlite3
 from uuid import UUID
 
-from api.cli import main
+from tramita.cli import main
 from domain import chain
-from domain.application import persistence_env
+from tramita.persistence import persistence_env
 from domain.demo import creation_1992
 from tests.conftest import make_app
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 
 
 @pytest.fixture

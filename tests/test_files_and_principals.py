@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from api.app import create_app
-from api.cli import main
+from tramita.cli import main
 from tests.servers import REPO, stop
 from tests.stores import make_app
 
@@ -35,7 +35,7 @@ def umask_022() -> Iterator[None]:
 
 def tramita(url: str, *args: str, **env: str) -> subprocess.Popen:
     """`tramita ARGS` in a process of its own started with umask 022 (files 0644 unless tramita says otherwise)."""
-    return subprocess.Popen([sys.executable, "-m", "api.cli", *args], cwd=REPO, text=True,
+    return subprocess.Popen([sys.executable, "-m", "tramita", *args], cwd=REPO, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO), "TRAMITA_DATABASE_URL": url, **env},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=lambda: os.umask(0o022))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from tests.api_client import ApiHarness
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "v1"

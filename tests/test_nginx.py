@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from tests.servers import (
     REPO, free_port, idle_connections, in_ci, raw_answer, request, serving, stop, until_closed, wait_until_answers,
 )

@@ -19,7 +19,7 @@ def test_each_top_level_package_resolves_to_this_repository(package):
 
 def test_the_tramita_distribution_declares_the_four_packages_and_the_console_script():
     dist = distribution("tramita")
-    assert any(ep.name == "tramita" and ep.value == "api.cli:main" for ep in dist.entry_points)
+    assert any(ep.name == "tramita" and ep.value == "tramita.cli:main" for ep in dist.entry_points)
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     for package in ("domain", "api", "projections", "scheduler"):
         assert f'"{package}"' in pyproject

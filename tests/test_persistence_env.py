@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from eventsourcing.persistence import ProgrammingError
 
-from domain.application import persistence_env
+from tramita.persistence import persistence_env
 from tests.conftest import make_app
 
 DEFAULTS = {

@@ -49,7 +49,7 @@ def copy_cases(app, copies: int) -> int:
 
 def projector_process(url: str, *args: str) -> subprocess.Popen:
     env = {**os.environ, "TRAMITA_DATABASE_URL": url, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "api.cli", "project", *args], cwd=REPO, env=env,
+    return subprocess.Popen([sys.executable, "-m", "tramita", "project", *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -10,7 +10,7 @@ import pytest
 from eventsourcing.persistence import StoredEvent
 
 from api.app import create_app
-from api.cli import main
+from tramita.cli import main
 from domain.acts import Actor
 from domain.demo import IBGE, municipal
 from projections import queries

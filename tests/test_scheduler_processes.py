@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import main
+from tramita.cli import main
 from domain.demo import MESA
 from projections import queries
 from projections.projector import Projector
@@ -49,7 +49,7 @@ class Scheduler:
         env = {**os.environ, "TRAMITA_DATABASE_URL": url, "PYTHONPATH": str(REPO)}
         env.pop("TRAMITA_ALERT_WEBHOOK_URL", None)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "scheduler", "--poll-leadership", "0.1", "--cron", "0 0 1 1 *", *args],
+            [sys.executable, "-m", "tramita", "scheduler", "--poll-leadership", "0.1", "--cron", "0 0 1 1 *", *args],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: list[dict] = []
         self.reader = threading.Thread(target=self._read, daemon=True)

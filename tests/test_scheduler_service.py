@@ -7,7 +7,8 @@ import threading
 from datetime import date, datetime, timezone
 
 from domain.acts import Actor
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from projections.projector import Projector
 from projections.store import open_store
 from scheduler.config import SchedulerConfig

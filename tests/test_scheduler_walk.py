@@ -34,7 +34,8 @@ import pytest
 
 from domain.acts import Actor
 from domain.alerts import Alert
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from domain.demo import CCJ, GOVERNOR, PRESIDENT, TRE, municipal
 from projections import queries
 from projections.projector import Projector

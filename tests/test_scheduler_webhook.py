@@ -16,7 +16,8 @@ import pytest
 from standardwebhooks import Webhook as Verifier
 
 from domain.acts import Actor
-from domain.application import Tramita, persistence_env
+from domain.application import Tramita
+from tramita.persistence import persistence_env
 from projections import queries
 from projections.projector import Projector
 from projections.store import open_store

@@ -1,0 +1,146 @@
+"""`tramita`: the command line. Each command parses, calls the application, renders; nothing else.
+
+The commands live by what they touch: `cases` (seed-demo, replay, migrate, project, rebuild), `audit` (verify,
+keys, checkpoint, rebuild-tree), `access` (token), `processes` (serve, up, scheduler). Importing this module
+imports no command's dependencies, so `tramita --help` is quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from tramita.bootstrap import StoreMissingError, private_files
+
+#: The projections `rebuild --projection` accepts (kept here so that `--help` imports nothing heavy).
+PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "municipalities")
+
+
+def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The command `name` of `tramita.cli.<module>`, imported when it runs."""
+    def run(args: argparse.Namespace) -> int:
+        from importlib import import_module
+
+        return getattr(import_module(f"tramita.cli.{module}"), name)(args)
+
+    return run
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
+                                  "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
+    commands = top.add_subparsers(dest="command", required=True)
+    commands.add_parser("seed-demo", help="seed the registry and the four demo cases").set_defaults(run=_lazy("cases", "cmd_seed_demo"))
+    replay = commands.add_parser("replay", help="a case's timeline, optionally as of a legal date")
+    replay.add_argument("case", help="case number (LC35-2026-0001) or id")
+    replay.add_argument("--as-of", help="legal date YYYY-MM-DD")
+    replay.add_argument("--json", action="store_true", help="print JSON")
+    replay.set_defaults(run=_lazy("cases", "cmd_replay"))
+    verify = commands.add_parser("verify", help="verify the store (chains, Merkle tree, checkpoints, signatures); "
+                                 "exit 1 on tampering")
+    verify.add_argument("case", nargs="?", help="case number or id (default: the whole store)")
+    verify.add_argument("--checkpoint", action="append", metavar="FILE",
+                        help="a checkpoint kept outside the store (a file, or a folder of them); repeatable")
+    verify.add_argument("--key", help="the verifier key to trust (or a file holding it); default "
+                        "TRAMITA_VERIFIER_KEY, else the signing key's")
+    verify.add_argument("--receipt", metavar="FILE", help="check one act's signed receipt against the store")
+    verify.add_argument("--all-signatures", action="store_true",
+                        help="check every event's signature, also those a checkpoint covers")
+    verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    verify.set_defaults(run=_lazy("audit", "cmd_verify"))
+    keys = commands.add_parser("keys", help="the signing key of the log (TRAMITA_SIGNING_KEY)")
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True)
+    init = keys_commands.add_parser("init", help="make the Ed25519 signing key (file created 0600)")
+    init.add_argument("--origin", help="the log's origin, the key's name (default TRAMITA_LOG_ORIGIN, "
+                      "else localhost/tramita)")
+    init.set_defaults(run=_lazy("audit", "cmd_keys_init"))
+    keys_commands.add_parser("show", help="print the verifier key").set_defaults(run=_lazy("audit", "cmd_keys_show"))
+    commands.add_parser("checkpoint", help="sign a checkpoint of the log now and print it (exit 1: tamper alarm)"
+                        ).set_defaults(run=_lazy("audit", "cmd_checkpoint"))
+    commands.add_parser("rebuild-tree", help="rebuild the audit log's stored tree from the events, keeping the "
+                        "checkpoints").set_defaults(run=_lazy("audit", "cmd_rebuild_tree"))
+    commands.add_parser("migrate", help="create the event store's and the projections' tables (once)"
+                        ).set_defaults(run=_lazy("cases", "cmd_migrate"))
+    project = commands.add_parser("project", help="keep the projections current (stops on SIGTERM / Ctrl-C)")
+    project.add_argument("--once", action="store_true", help="catch up with the log and exit")
+    project.add_argument("--batch-size", type=int, default=500, help="notifications per transaction")
+    project.add_argument("--poll", type=float, default=0.5, help="seconds between polls when idle")
+    project.set_defaults(run=_lazy("cases", "cmd_project"))
+    rebuild = commands.add_parser("rebuild", help="rebuild projections from the first event, then swap them in")
+    rebuild.add_argument("--projection", choices=PROJECTION_NAMES, help="only this projection (default: all)")
+    rebuild.add_argument("--batch-size", type=int, help="notifications per transaction (default 5000)")
+    rebuild.set_defaults(run=_lazy("cases", "cmd_rebuild"))
+    token = commands.add_parser("token", help="API bearer tokens: create, revoke, list")
+    token_commands = token.add_subparsers(dest="token_command", required=True)
+    create = token_commands.add_parser("create", help="issue a token for a competent body (printed once)")
+    create.add_argument("--role", required=True, help="governor, deputy, assembly-mesa, ..., auditor")
+    create.add_argument("--municipality", help="IBGE code (council, mayor and municipality tokens)")
+    create.add_argument("--name", required=True, help="the holder, recorded as the principal of every act")
+    create.set_defaults(run=_lazy("access", "cmd_token_create"))
+    revoke = token_commands.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id")
+    revoke.add_argument("--reason", default="revoked by an administrator")
+    revoke.set_defaults(run=_lazy("access", "cmd_token_revoke"))
+    for command in (create, revoke):
+        command.add_argument("--issuer", metavar="NAME", help="who issues or revokes, recorded beside the "
+                             "operating-system account (default: the account alone)")
+    token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(run=_lazy("access", "cmd_token_list"))
+    serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
+    serve.add_argument("--bind", help="HOST:PORT (default 127.0.0.1:8000, or the gunicorn configuration's)")
+    serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or the configuration's)")
+    serve.add_argument("-c", "--config", metavar="FILE",
+                       help="a gunicorn configuration file (default TRAMITA_GUNICORN_CONFIG); GUNICORN_CMD_ARGS "
+                            "is read too")
+    serve.set_defaults(run=_lazy("processes", "cmd_serve"))
+    up = commands.add_parser("up", help="migrate, seed the demo, then run the API, projector and scheduler")
+    up.add_argument("--bind", default="127.0.0.1:8000")
+    up.add_argument("--workers", type=int, default=2)
+    up.set_defaults(run=_lazy("processes", "cmd_up"))
+    scheduler = commands.add_parser("scheduler", help="raise deadline alerts (JSON lines on stdout) until SIGTERM")
+    scheduler.add_argument("--once", action="store_true", help="lead, scan once and exit (for cron)")
+    scheduler.add_argument("--cron", help="crontab line of the scans (default TRAMITA_SCHEDULER_CRON, */15 * * * *)")
+    scheduler.add_argument("--thresholds",
+                           help="days before the due day to warn (default TRAMITA_ALERT_THRESHOLDS, 5,1)")
+    scheduler.add_argument("--poll-leadership", metavar="SECONDS", help="while another leads, try every (default 5)")
+    scheduler.set_defaults(run=_lazy("processes", "cmd_scheduler"))
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from audit.keys import SigningKeyError
+    from audit.service import NotSignedError
+    from audit.verify import StoreEmptyError
+    from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
+    from projections.store import NotMigratedError
+
+    private_files()
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
+            SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, ValueError) as error:
+        print(f"tramita: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:
+        if not _is_database_error(error):
+            raise
+        print(f"tramita: cannot read the store ({type(error).__name__}: {str(error).strip().splitlines()[0]})",
+              file=sys.stderr)
+        return 2
+
+
+def _is_database_error(error: BaseException) -> bool:
+    """The database is unreachable, or is not a tramita store (no tables): said plainly, not as a traceback."""
+    import sqlite3
+
+    from eventsourcing.persistence import PersistenceError
+
+    kinds: tuple[type[BaseException], ...] = (sqlite3.Error, PersistenceError)
+    try:
+        import psycopg
+
+        kinds += (psycopg.Error,)
+    except ImportError:
+        pass
+    return isinstance(error, kinds)

@@ -1,0 +1,57 @@
+"""`tramita token create|revoke|list`: the API's bearer tokens, issued by an operating-system account."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from domain.acts import Actor
+from tramita.bootstrap import build_application
+
+
+def os_account() -> str:
+    """The operating-system account this process runs as, from the system's user database (never $USER or
+    $LOGNAME, which whoever starts the process sets as they like)."""
+    import pwd
+
+    uid = os.geteuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:  # an account without a passwd entry (a container's arbitrary uid)
+        return f"uid {uid}"
+
+
+def cli_actor(issuer: str | None = None) -> Actor:
+    """Who runs an administrative command, recorded on the token's events: the operating-system account
+    (`os:<account>`), or the person named with --issuer beside it (`<issuer> (os:<account>)`)."""
+    import unicodedata
+
+    account = f"os:{os_account()}"
+    if issuer is None:
+        return Actor(account, "token-administrator")
+    name = issuer.strip()
+    if not name or any(unicodedata.category(c).startswith("C") for c in name):
+        raise ValueError("--issuer: the name of the person issuing, without control or format characters")
+    return Actor(f"{name} ({account})", "token-administrator")
+
+
+def cmd_token_create(args: argparse.Namespace) -> int:
+    issued = build_application().issue_token(cli_actor(args.issuer), name=args.name, role=args.role,
+                                             municipality=args.municipality)
+    print(f"token {issued.id} for {issued.actor.principal} ({issued.actor.role}"
+          f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}); shown this once:")
+    print(issued.token)
+    return 0
+
+
+def cmd_token_revoke(args: argparse.Namespace) -> int:
+    token = build_application().revoke_token(cli_actor(args.issuer), args.token_id, reason=args.reason)
+    print(f"token {token.id} ({token.name}, {token.role}) revoked")
+    return 0
+
+
+def cmd_token_list(args: argparse.Namespace) -> int:
+    for token in build_application(signing=False, read_only=True).tokens():
+        state = f"revoked {token.revoked_on}" if token.revoked_on else "active"
+        print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<18}  {token.name}")
+    return 0

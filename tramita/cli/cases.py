@@ -1,0 +1,117 @@
+"""`tramita seed-demo`, `replay`, `migrate`, `project`, `rebuild`: the cases and their projections."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import date
+
+from tramita.bootstrap import build_application, build_projector
+
+
+def cmd_seed_demo(args: argparse.Namespace) -> int:
+    from domain.demo import seed_demo
+
+    seed_demo(build_application())
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    app = build_application(signing=False, read_only=True)
+    as_of = date.fromisoformat(args.as_of) if args.as_of else None
+    rows = app.timeline(args.case, as_of=as_of)
+    case = app.case_as_of(args.case, as_of) if as_of else app.get_case(args.case)
+    if args.json:
+        print(json.dumps({"case": args.case, "as_of": args.as_of, "stage": case.stage if case else None,
+                          "events": rows}, default=str, ensure_ascii=False, indent=2))
+        return 0
+    title = f"{case.number} ({case.kind})" if case else args.case
+    print(f"{title}: stage {case.stage if case else 'not yet opened'}"
+          + (f" as of {as_of.isoformat()}" if as_of else ""))
+    print(f"{'#':>3}  {'legal date':<10}  {'recorded at (UTC)':<19}  {'actor':<22}  {'article':<16}  act")
+    for row in rows:
+        actor = row["actor"]["role"] + (f"/{row['actor']['municipality']}" if row["actor"]["municipality"] else "")
+        print(f"{row['sequence']:>3}  {row['occurred_on']:<10}  {row['recorded_at'][:19]:<19}  {actor:<22}  "
+              f"{row['article']:<16}  {row['type'].split('.')[-1]}{_detail(row)}")
+    return 0
+
+
+def _detail(row: dict) -> str:
+    payload = row["payload"]
+    for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
+        if key in payload and payload[key]:
+            extra = f" due {payload['due_on']}" if key == "deadline" and payload.get("due_on") else ""
+            late = " (late)" if payload.get("on_time") is False else ""
+            return f" [{payload[key]}{extra}{late}]"
+    return ""
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Create the event store's tables and the projections' tables, once, before any worker starts."""
+    projector = build_projector(build_application(create_table=True))
+    done = projector.migrate()
+    print(f"migrated: event store ready; projections created: {', '.join(done['created']) or 'none (all present)'}"
+          + (f"; rebuilt (their tables changed): {', '.join(done['rebuilt'])}" if done["rebuilt"] else ""))
+    return 0
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    """Keep the projections current until SIGTERM or Ctrl-C (the batch in progress commits or rolls back)."""
+    import signal
+    import threading
+
+    from projections.projector import new_events_waiter
+
+    app = build_application()
+    projector = build_projector(app, batch_size=args.batch_size)
+    if args.once:
+        print(f"projected {projector.catch_up()} notifications; positions {projector.positions()}")
+        report_failures(projector)
+        return 0
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    print(f"projector following the event log from {projector.positions()}", flush=True)
+    projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop),
+                  log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"projector stopped at {projector.positions()}", flush=True)
+    report_failures(projector)
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    """Rebuild projections from the first event beside the live tables, then swap them in."""
+    app = build_application()
+    names = [args.projection] if args.projection else None
+    from projections.projector import REBUILD_BATCH_SIZE
+
+    projector = build_projector(app, names, batch_size=args.batch_size or REBUILD_BATCH_SIZE)
+    started = time.monotonic()
+
+    def progress(position: int, total: int) -> None:
+        width = 30
+        filled = width * position // total if total else width
+        rate = position / max(time.monotonic() - started, 1e-9)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {position}/{total} notifications, {rate:,.0f}/s",
+              end="", file=sys.stderr, flush=True)
+
+    count = projector.rebuild(progress)
+    print(file=sys.stderr)
+    print(f"rebuilt {', '.join(projector.names)} from {count} notifications in {time.monotonic() - started:.1f}s")
+    report_failures(projector)
+    return 0
+
+
+def report_failures(projector) -> None:  # noqa: ANN001
+    """Name on stderr each aggregate the projections could not write (the command still succeeds: every other
+    row is current, and each failure has raised its system alert)."""
+    failed = projector.failures()
+    if failed:
+        print(f"tramita: {len(failed)} aggregate(s) could not be projected; their rows stay as of their last event "
+              "before the failure, every other row is current, and each raised a projection-failure alert:",
+              file=sys.stderr)
+    for f in failed:
+        print(f"  {f['projection']}: {f['aggregate_kind']} {f['aggregate_id']} from notification "
+              f"{f['notification_id']} ({f['topic']}): {f['error']}", file=sys.stderr)
