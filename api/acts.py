@@ -16,6 +16,7 @@ from flask import g
 from api.body import Blueprint
 from marshmallow import Schema
 
+from api import responses as r
 from api import schemas as s
 from api.http import (
     acted_response, competent, expected_version, idempotent_request, receipt_of, tramita, write_doc,
@@ -103,7 +104,7 @@ def act_links(case_id: str) -> dict[str, Any]:
 @blp.route("/cases", methods=["POST"], endpoint="petition-filed")
 @competent("petition-filed", if_match=False)
 @blp.arguments(s.PetitionSchema)
-@blp.response(201, s.ActedSchema, headers={"Location": {"schema": {"type": "string"}},
+@blp.response(201, r.ActedSchema, headers={"Location": {"schema": {"type": "string"}},
                                             "ETag": {"schema": {"type": "string"}}})
 @write_doc(if_match=False, path=False)
 @blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
@@ -119,7 +120,7 @@ def petition_filed(data: dict[str, Any]):  # noqa: ANN201
 @blp.route("/municipalities/<ibge_code>/figures", methods=["POST"], endpoint="figure-recorded")
 @competent("figure-recorded", if_match=False)
 @blp.arguments(s.FigureRecordedSchema)
-@blp.response(201, s.FigureActedSchema)
+@blp.response(201, r.FigureActedSchema)
 @write_doc(if_match=False, path=True)
 @blp.doc(summary="Art. 4 par. ún.: a competent body records a registry figure (Art. 5 judges on the figures in "
                  "force on an act's date)", operationId="figure-recorded")
@@ -146,7 +147,7 @@ def _register(act: Act) -> None:
     view = blp.doc(summary=act.summary, operationId=act.name,
                    responses={200: {"links": case_link("$response.body#/case/id")}})(record)
     view = write_doc(if_match=True, path=True)(view)
-    view = blp.response(200, s.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
+    view = blp.response(200, r.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
     view = blp.arguments(act.schema)(view)
     view = competent(act.name, if_match=True)(view)
     blp.route(f"/cases/<case_ref>/acts/{act.name}", methods=["POST"], endpoint=act.name)(view)

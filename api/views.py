@@ -15,7 +15,7 @@ from flask import Response, current_app
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
-from api import schemas as s
+from api import responses as r
 from api.acts import act_links, case_link
 from api.http import errors_doc, etag, read_store, settings, tramita
 from projections import projector, queries
@@ -30,8 +30,8 @@ HEALTH_FAILURES = 100
 
 
 @cases.route("/cases", methods=["GET"], endpoint="list_cases")
-@cases.arguments(s.CaseListQuerySchema, location="query", unknown=RAISE)
-@cases.response(200, s.CasePageSchema)
+@cases.arguments(r.CaseListQuerySchema, location="query", unknown=RAISE)
+@cases.response(200, r.CasePageSchema)
 @errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
 @cases.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the first case listed")}})
 def list_cases(query: dict[str, Any]):  # noqa: ANN201
@@ -42,8 +42,8 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 
 
 @cases.route("/cases/<case_ref>", methods=["GET"], endpoint="get_case")
-@cases.arguments(s.CaseQuerySchema, location="query", unknown=RAISE)
-@cases.response(200, s.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
+@cases.arguments(r.CaseQuerySchema, location="query", unknown=RAISE)
+@cases.response(200, r.CaseSchema, headers={"ETag": {"schema": {"type": "string"}}})
 @errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
 @cases.doc(responses={200: {"links": act_links("$response.body#/id")}})
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
@@ -61,14 +61,14 @@ def _when(query: dict[str, Any]) -> str:
 
 
 @cases.route("/cases/<case_ref>/events", methods=["GET"], endpoint="case_events")
-@cases.response(200, s.TimelineEventSchema(many=True))
+@cases.response(200, r.TimelineEventSchema(many=True))
 @errors_doc([401, 404], summary="The case's full timeline: legal date, recorded time, actor, article, hashes")
 def case_events(case_ref: str):  # noqa: ANN201
     return tramita().timeline(case_ref)
 
 
 @cases.route("/cases/<case_ref>/verify", methods=["GET"], endpoint="verify_case")
-@cases.response(200, s.ChainReportSchema)
+@cases.response(200, r.ChainReportSchema)
 @errors_doc([401, 404], summary="The case's hash chain, its events' signatures and their place under the latest "
                                "signed checkpoint; names the first altered, deleted or forged event")
 def verify_case(case_ref: str):  # noqa: ANN201
@@ -90,7 +90,7 @@ def export_case(case_ref: str) -> Response:
 
 
 @cases.route("/cases/<case_ref>/deadlines", methods=["GET"], endpoint="case_deadlines")
-@cases.response(200, s.DeadlineSchema(many=True))
+@cases.response(200, r.DeadlineSchema(many=True))
 @errors_doc([401, 404], summary="The case's statutory deadlines and their status today")
 def case_deadlines(case_ref: str):  # noqa: ANN201
     app = tramita()
@@ -98,8 +98,8 @@ def case_deadlines(case_ref: str):  # noqa: ANN201
 
 
 @reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")
-@reads.arguments(s.DeadlineQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, s.DeadlineSchema(many=True))
+@reads.arguments(r.DeadlineQuerySchema, location="query", unknown=RAISE)
+@reads.response(200, r.DeadlineSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
 @reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
@@ -107,8 +107,8 @@ def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/alerts", methods=["GET"], endpoint="list_alerts")
-@reads.arguments(s.AlertQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, s.AlertSchema(many=True))
+@reads.arguments(r.AlertQuerySchema, location="query", unknown=RAISE)
+@reads.response(200, r.AlertSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
 @reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
@@ -117,8 +117,8 @@ def list_alerts(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/freezes", methods=["GET"], endpoint="list_freezes")
-@reads.arguments(s.FreezeQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, s.FreezeSchema(many=True))
+@reads.arguments(r.FreezeQuerySchema, location="query", unknown=RAISE)
+@reads.response(200, r.FreezeSchema(many=True))
 @errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
 @reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
 def list_freezes(query: dict[str, Any]):  # noqa: ANN201
@@ -126,15 +126,15 @@ def list_freezes(query: dict[str, Any]):  # noqa: ANN201
 
 
 @reads.route("/municipalities", methods=["GET"], endpoint="list_municipalities")
-@reads.arguments(s.MunicipalityQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, s.MunicipalitySchema(many=True))
+@reads.arguments(r.MunicipalityQuerySchema, location="query", unknown=RAISE)
+@reads.response(200, r.MunicipalitySchema(many=True))
 @errors_doc(READ_ERRORS, summary="The registry: Acre's municipalities and their figures in force")
 def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
     return queries.municipalities(read_store(), **query)
 
 
 @reads.route("/municipalities/<ibge_code>", methods=["GET"], endpoint="get_municipality")
-@reads.response(200, s.MunicipalitySchema)
+@reads.response(200, r.MunicipalitySchema)
 @errors_doc([401, 404], summary="One municipality of the registry by its IBGE code")
 def get_municipality(ibge_code: str):  # noqa: ANN201
     found = queries.municipality(read_store(), ibge_code)
@@ -144,7 +144,7 @@ def get_municipality(ibge_code: str):  # noqa: ANN201
 
 
 @health.route("/health", methods=["GET"], endpoint="health")
-@health.response(200, s.HealthSchema)
+@health.response(200, r.HealthSchema)
 @health.doc(security=[], summary="Liveness: the database answers; how far each projection has read the log")
 def get_health():  # noqa: ANN201
     return tramita_health()

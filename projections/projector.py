@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import PersistenceError
-from eventsourcing.utils import get_topic
+from eventsourcing.utils import get_topic, resolve_topic
 
 from audit.log import AuditLog, LogConflict, TreeDamaged
-from domain.acts import Actor
 from domain.application import Tramita
-from projections.rows import KINDS, OWNERS, ROWS, storable, storable_row
+from projections.failures import PROJECTOR, Failure, FailureAlerts, describe, failures, settle
+from projections.rows import KINDS, OWNERS, ROWS, storable_row
 from projections.schema import FAILURES, PROJECTIONS, TRACKING, Projection
 from projections.store import Cursor, NotMigratedError, Store
 
@@ -50,16 +50,6 @@ DELETE_CHUNK = 500
 TRANSIENT_FAILURES = 6
 #: Batches read again in a row when the positions moved under them, before giving up.
 CONFLICT_RETRIES = 5
-
-REBUILD_SUFFIX = "__rebuild"
-
-#: Who records the projector's own alerts (system alerts, domain/alerts.py).
-PROJECTOR = Actor("tramita-projector", "projector")
-#: The system alert a projection raises for an aggregate whose rows it cannot write.
-PROJECTION_FAILURE = "projection-failure"
-#: Characters of an error's text kept in a failure record and its alert.
-ERROR_TEXT = 1000
-
 
 class TrackingConflict(Exception):
     """A projection's position or table generation changed under the batch; it was rolled back."""
@@ -94,31 +84,6 @@ class Touched:
 
 
 @dataclass
-class Failure:
-    """An aggregate whose rows could not be written: from which notification on (and up to which), the type of
-    that event, and why."""
-
-    aggregate_id: str
-    aggregate_kind: str
-    notification_id: int
-    topic: str
-    error: str
-    last_notification_id: int = 0
-
-    def __post_init__(self) -> None:
-        self.last_notification_id = max(self.last_notification_id, self.notification_id)
-
-    def message(self, projection: str) -> str:
-        return storable(f"the {projection} projection cannot write the rows of {self.aggregate_kind} "
-                        f"{self.aggregate_id} from notification {self.notification_id} ({self.topic}): {self.error}; "
-                        "they stay as of its last event before it, and every other row stays current")
-
-
-def describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:ERROR_TEXT]
-
-
-@dataclass
 class Batch:
     count: int
     end: int
@@ -147,7 +112,7 @@ class Projector:
         self._last_key: int | None = None
         self._kinds = {get_topic(cls): kind for cls, kind in KINDS.items()}
         self._kind_of_topic: dict[str, str | None] = {}
-        self._unalerted: dict[tuple[str, str], Failure] | None = None  # None: not yet read from the table
+        self._alerts = FailureAlerts(app, lambda: failures(store, self.names))
         self.log: Callable[[str], None] = lambda line: None
 
     # ------------------------------------------------------------------ tables
@@ -193,7 +158,7 @@ class Projector:
             raise NotMigratedError("the projections' tables do not exist: run `tramita migrate` first")
         tracked = {name: (int(position), token, fingerprint) for name, position, token, fingerprint in
                    self.store.query("SELECT projection, position, token, fingerprint FROM projection_tracking")}
-        if self._unalerted is None and not self.store.table_exists("projection_failures"):
+        if not self._alerts.read and not self.store.table_exists("projection_failures"):
             raise NotMigratedError("the projections' failures table does not exist: run `tramita migrate`")
         failing: dict[str, set[str]] = {}
         for name, aggregate_id in self.store.query("SELECT projection, aggregate_id FROM projection_failures"):
@@ -222,13 +187,13 @@ class Projector:
         logged = self._append_to_log()
         for _ in range(CONFLICT_RETRIES):
             targets = self._targets()
-            self._alert([])  # a failure recorded by an earlier process whose alert it did not get to raise
+            self._alerts.raise_for([], self.log)  # a failure recorded by an earlier process whose alert it did not get to raise
             try:
                 batch = self._collect(targets)
                 if batch.count:
                     with self.store.transaction() as tx:
                         recorded = self._commit_safely(tx, targets, batch)
-                    self._alert(recorded)
+                    self._alerts.raise_for(recorded, self.log)
                 return max(batch.count, logged)
             except TrackingConflict:
                 self._forget()
@@ -302,7 +267,7 @@ class Projector:
             topic = notification.topic
             kind = kind_of_topic.get(topic, "")
             if kind == "":
-                kind = kind_of_topic[topic] = kinds.get(topic.rsplit(".", 1)[0])
+                kind = kind_of_topic[topic] = kinds.get(topic.rsplit(".", 1)[0]) or _moved_kind(topic)
             if kind is None:
                 continue
             key = notification.originator_id.int
@@ -385,7 +350,7 @@ class Projector:
                 failed += self._write_each(tx, target, wanted, fresh)
             else:
                 self._write(tx, target, [t.aggregate for t in wanted], fresh)
-            self._settle(tx, target, wanted, failed)
+            settle(tx, target, wanted, failed)
             recorded += [(target.projection.name, failure) for failure in failed]
             target.position = end
         return recorded
@@ -405,41 +370,6 @@ class Projector:
                                       describe(error)))
             tx.execute("RELEASE SAVEPOINT tramita_aggregate")
         return failed
-
-    def _settle(self, tx: Cursor, target: Target, wanted: list[Touched], failed: list[Failure]) -> None:
-        """Record the aggregates that failed; forget those of earlier failures whose rows are now written."""
-        failing = {failure.aggregate_id for failure in failed}
-        resolved = [aggregate_id for aggregate_id in (str(t.aggregate.id) for t in wanted)
-                    if aggregate_id in target.failing and aggregate_id not in failing]
-        for i in range(0, len(resolved), DELETE_CHUNK):
-            chunk = resolved[i:i + DELETE_CHUNK]
-            tx.execute(f"DELETE FROM projection_failures WHERE projection = ? "
-                       f"AND aggregate_id IN ({', '.join('?' * len(chunk))})", (target.tracking_name, *chunk))
-        tx.executemany(
-            "INSERT INTO projection_failures (projection, aggregate_id, aggregate_kind, notification_id, "
-            "last_notification_id, topic, error) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (projection, aggregate_id) "
-            "DO UPDATE SET last_notification_id = excluded.last_notification_id, topic = excluded.topic, "
-            "error = excluded.error",
-            [storable_row((target.tracking_name, f.aggregate_id, f.aggregate_kind, f.notification_id,
-                           f.last_notification_id, f.topic, f.error)) for f in failed])
-        target.failing = (target.failing - set(resolved)) | failing
-
-    def _alert(self, recorded: list[tuple[str, Failure]]) -> None:
-        """Raise the system alert of each failure recorded (once per projection and aggregate: an alert already
-        recorded is not recorded again). Those not raised yet, the process having stopped first, are found in the
-        failures table by the next projector."""
-        if self._unalerted is None:
-            self._unalerted = {(row["projection"], row["aggregate_id"]): Failure(
-                row["aggregate_id"], row["aggregate_kind"], int(row["notification_id"]), row["topic"], row["error"],
-                int(row["last_notification_id"])) for row in self.failures()}
-        for projection, failure in recorded:
-            self.log(f"projector: {failure.message(projection)}")
-            self._unalerted[(projection, failure.aggregate_id)] = failure
-        while self._unalerted:
-            (projection, aggregate_id), failure = next(iter(self._unalerted.items()))
-            self.app.raise_system_alert(PROJECTOR, kind=PROJECTION_FAILURE, subject=f"{projection}:{aggregate_id}",
-                                        message=failure.message(projection))
-            del self._unalerted[(projection, aggregate_id)]
 
     def _batch(self, tx: Cursor, targets: Sequence[Target]) -> tuple[int, list[tuple[str, Failure]]]:
         batch = self._collect(targets)
@@ -489,86 +419,17 @@ class Projector:
     # ------------------------------------------------------------------ rebuild
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Rebuild the projections from the first event beside the live tables, then swap them in.
+        """Rebuild the projections from the first event beside the live tables, then swap them in
+        (projections/rebuild.py); the notifications read."""
+        from projections.rebuild import rebuild
 
-        The live tables stay readable (and the live projector keeps writing them) until the new ones are
-        complete; the swap, with a last catch-up, is one transaction. Returns the notifications read.
-        """
-        token = secrets.token_hex(4)
-        with self.store.transaction() as tx:
-            tx.execute(TRACKING)
-            tx.execute(FAILURES)
-            for name in self.names:
-                for table in PROJECTIONS[name].tables:
-                    tx.execute(f"DROP TABLE IF EXISTS {table.name}{REBUILD_SUFFIX}")
-                    for statement in table.ddl(f"{table.name}{REBUILD_SUFFIX}", token):
-                        tx.execute(statement)
-                tx.execute("DELETE FROM projection_tracking WHERE projection = ?", (name + REBUILD_SUFFIX,))
-                tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name + REBUILD_SUFFIX,))
-                tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
-                           "VALUES (?, 0, ?, ?)", (name + REBUILD_SUFFIX, token, PROJECTIONS[name].fingerprint))
-        builder = Projector(self.app, self.store, names=self.names, batch_size=self.batch_size,
-                            cache_size=self.cache_size, audit=False)
-        total = self.app.recorder.max_notification_id() or 0
-        targets = builder._targets(REBUILD_SUFFIX)
-        done = 0
-        recorded: list[tuple[str, Failure]] = []
-        while True:
-            with self.store.transaction() as tx:
-                covered, failed = builder._batch(tx, targets)
-            recorded += failed
-            if covered == 0:
-                break
-            done += covered
-            if progress:
-                progress(targets[0].position, max(total, targets[0].position))
-        with self.store.transaction() as tx:
-            while (last := builder._batch(tx, targets))[0] > 0:
-                done += last[0]
-                recorded += last[1]
-            for target in targets:
-                for table in target.projection.tables:
-                    tx.execute(f"DROP TABLE IF EXISTS {table.name}")
-                    tx.execute(f"ALTER TABLE {table.name}{REBUILD_SUFFIX} RENAME TO {table.name}")
-                name = target.projection.name
-                tx.execute("DELETE FROM projection_tracking WHERE projection IN (?, ?)", (name, target.tracking_name))
-                tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
-                           "VALUES (?, ?, ?, ?)", (name, target.position, token, target.projection.fingerprint))
-                tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name,))
-                tx.execute("UPDATE projection_failures SET projection = ? WHERE projection = ?",
-                           (name, target.tracking_name))
-        self._alert(recorded)
-        if progress:
-            progress(targets[0].position if targets else 0, max(total, targets[0].position if targets else 0))
-        self._forget()
-        return done
+        return rebuild(self, progress)
 
 
-def new_events_waiter(app: Tramita, store: Store, stop: threading.Event) -> Callable[[float], None]:
-    """How the projector waits for new events: on PostgreSQL it listens to the channel the event store notifies
-    on every insert (woken at once, polling as a fallback); elsewhere it sleeps for the poll interval."""
-    channel = getattr(app.recorder, "channel_name", None)
-    if store.dialect != "postgresql" or channel is None:
-        return stop.wait
-    import psycopg
-    from psycopg import sql
-
-    listener = psycopg.connect(autocommit=True, application_name="tramita-projector-listen",
-                               **store.conninfo)  # type: ignore[attr-defined]
-    listener.execute(sql.SQL("LISTEN {0}").format(sql.Identifier(channel)))
-
-    def wait(seconds: float) -> None:
-        list(listener.notifies(timeout=seconds, stop_after=1))  # returns on the first notification or the timeout
-
-    return wait
-
-
-def failures(store: Store, names: Iterable[str] = PROJECTIONS) -> list[dict[str, Any]]:
-    """The aggregates the named (live) projections could not write, in the order they failed: projection,
-    aggregate_id, aggregate_kind, notification_id (the first event that failed), last_notification_id, topic (that
-    event's type) and error. Empty before `tramita migrate` has created the table."""
-    names = list(names)
-    if not names or not store.table_exists("projection_failures"):
-        return []
-    return store.query_dicts(f"SELECT * FROM projection_failures WHERE projection IN ({', '.join('?' * len(names))}) "
-                             "ORDER BY notification_id, projection", names)
+def _moved_kind(topic: str) -> str | None:
+    """The projected kind of an event whose stored topic names where its aggregate class was before it moved
+    (a topic registered with the library's `register_topic`); None for an aggregate no projection shows."""
+    try:
+        return KINDS.get(resolve_topic(topic.rsplit(".", 1)[0]))
+    except Exception:  # a topic of no class of this application: the event is no projection's
+        return None

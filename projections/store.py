@@ -8,13 +8,17 @@ explicit transaction, so that a projection's rows and its tracking position comm
 from __future__ import annotations
 
 import sqlite3
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: How long a projection write waits for SQLite's write lock held by an act being recorded (seconds).
 SQLITE_BUSY_TIMEOUT = 30
+
+if TYPE_CHECKING:
+    from domain.application import Tramita
 
 
 class NotMigratedError(Exception):
@@ -213,3 +217,22 @@ def open_store(database_url: str) -> Store:
         return PostgresStore(postgres_conninfo(database_url))
     raise ValueError(f"TRAMITA_DATABASE_URL: unknown scheme in {database_url!r} "
                      "(memory://, sqlite:///path, postgresql://user:pass@host:port/db)")
+
+
+def new_events_waiter(app: Tramita, store: Store, stop: threading.Event) -> Callable[[float], None]:
+    """How the projector waits for new events: on PostgreSQL it listens to the channel the event store notifies
+    on every insert (woken at once, polling as a fallback); elsewhere it sleeps for the poll interval."""
+    channel = getattr(app.recorder, "channel_name", None)
+    if store.dialect != "postgresql" or channel is None:
+        return stop.wait
+    import psycopg
+    from psycopg import sql
+
+    listener = psycopg.connect(autocommit=True, application_name="tramita-projector-listen",
+                               **store.conninfo)  # type: ignore[attr-defined]
+    listener.execute(sql.SQL("LISTEN {0}").format(sql.Identifier(channel)))
+
+    def wait(seconds: float) -> None:
+        list(listener.notifies(timeout=seconds, stop_after=1))  # returns on the first notification or the timeout
+
+    return wait

@@ -31,7 +31,8 @@ from domain.acts import Actor
 from domain.alerts import BREACH, Alert, alert_due
 from domain.application import Tramita
 from projections import queries
-from projections.projector import Projector, describe
+from projections.failures import describe
+from projections.projector import Projector
 from projections.store import Store
 
 #: The scheduler's own actor: alerts are the system's acts, attributed to it.

@@ -14,7 +14,8 @@ from tramita.cli import main
 from domain.acts import Actor
 from domain.demo import IBGE, municipal
 from projections import queries
-from projections.projector import PROJECTION_FAILURE, Projector
+from projections.failures import PROJECTION_FAILURE
+from projections.projector import Projector
 from projections.rows import ROWS
 from projections.store import open_store
 from tests.stores import make_app

@@ -25,11 +25,16 @@ def modules() -> dict[str, Path]:
 
 
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    """The project modules `name` imports, at any depth of its code (a lazy import inside a function counts)."""
+    """The project modules `name` imports, at any depth of its code (a lazy import inside a function counts;
+    an import for annotations only, under `if TYPE_CHECKING:`, does not)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
+    typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and getattr(block.test, "id", None) == "TYPE_CHECKING" for node in ast.walk(block)}
     for node in ast.walk(tree):
+        if id(node) in typing_only:  # `if TYPE_CHECKING:` imports are for annotations, never run
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]

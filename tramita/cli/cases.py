@@ -62,7 +62,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from projections.projector import new_events_waiter
+    from projections.store import new_events_waiter
 
     app = build_application()
     projector = build_projector(app, batch_size=args.batch_size)

@@ -1,0 +1,266 @@
+"""The API's response and query schemas (marshmallow 4): what each read and each act answers, and the query
+strings the reads take; the OpenAPI document is generated from these (the request bodies of the acts are in
+api/schemas.py)."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from api.fields import MAX_COUNT, Count, Day, Moment, Name, Reference
+from projections.queries import DEADLINE_STATUSES
+
+
+class CaseSchema(Schema):
+    """A case as its acts left it (at the version, legal date or recording time asked for)."""
+
+    id = fields.String(required=True)
+    number = fields.String(required=True)
+    version = fields.Integer(required=True)
+    kind = fields.String(required=True)
+    stage = fields.String(required=True)
+    initiator = fields.String()
+    municipalities = fields.List(fields.String())
+    receiving = fields.String(allow_none=True)
+    new_municipality = fields.String(allow_none=True)
+    proposed_name = fields.String(allow_none=True)
+    district = fields.String(allow_none=True)
+    opened_on = fields.Date()
+    last_act = fields.String()
+    last_act_on = fields.Date()
+    concluded_on = fields.Date(allow_none=True)
+    signature_count = fields.Integer()
+    frozen = fields.List(fields.String(), metadata={"description": "Art. 38: municipalities this case freezes"})
+    impediments = fields.List(fields.Dict())
+    obligations = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+    deadlines = fields.Dict(keys=fields.String(), values=fields.Dict())
+    areas = fields.Raw()
+    documents = fields.Raw()
+    requisitions = fields.Raw()
+    findings = fields.Raw()
+    councils = fields.Raw()
+    requirements = fields.Raw(allow_none=True)
+    dispensation = fields.Raw(allow_none=True)
+    plebiscite = fields.Raw(allow_none=True)
+    result = fields.Raw(allow_none=True)
+    communicated_on = fields.Date(allow_none=True)
+    registered_on = fields.Date(allow_none=True)
+    bill = fields.Raw(allow_none=True)
+    law = fields.Raw(allow_none=True)
+    administrator_list = fields.Raw(allow_none=True)
+    administrator = fields.Raw(allow_none=True)
+    installation = fields.Raw(allow_none=True)
+    remuneration = fields.Raw(allow_none=True)
+    organic_law = fields.Raw(allow_none=True)
+    extinction_request = fields.Raw(allow_none=True)
+    communications = fields.Raw()
+    breaches = fields.Raw()
+    bills = fields.Raw()
+    archived = fields.Raw(allow_none=True)
+
+
+class ReceiptSchema(Schema):
+    """The signed receipt of an act: its case's (or registry entry's) last stored event (docs/audit.md)."""
+
+    aggregate_id = fields.String(required=True)
+    version = fields.Integer(required=True)
+    hash = fields.String(required=True, metadata={"description": "the event's chain hash, hex"})
+    notification_id = fields.Integer(required=True, metadata={"description": "its position in the event log"})
+    recorded_at = fields.String(required=True)
+    note = fields.String(required=True, metadata={"description": "the C2SP signed note of those fields: "
+                                                  "`tramita verify --receipt FILE` checks it"})
+
+
+class ActedSchema(Schema):
+    """What recording an act returns: the act, the case's new version and the case as it now stands.
+
+    A retry with the same Idempotency-Key gets the same body, with the header `Idempotent-Replayed: true`.
+    """
+
+    act = fields.String(required=True)
+    version = fields.Integer(required=True)
+    result = fields.Raw(allow_none=True, metadata={"description": "what the act decided (e.g. the requisition id)"})
+    case = fields.Nested(CaseSchema, required=True)
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={
+        "description": "the signed receipt of the act, to keep outside tramita (null without a signing key)"})
+
+
+class FigureActedSchema(Schema):
+    act = fields.String(required=True)
+    municipality = fields.String(required=True, metadata={"description": "the IBGE code"})
+    version = fields.Integer(required=True, metadata={"description": "the municipality's version in the registry"})
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={"description": "the signed receipt of the act"})
+
+
+class CaseQuerySchema(Schema):
+    as_of = Day(metadata={"description": "the case as of this legal date"})
+    version = Count(minimum=1, metadata={"description": "the case at this version"})
+    recorded_before = Moment(metadata={
+        "description": "the case as the system knew it before this moment (ISO 8601 with time zone)"})
+
+
+class CaseListQuerySchema(Schema):
+    kind = Reference()
+    stage = Reference()
+    municipality = Reference(metadata={"description": "IBGE code of a municipality the case concerns"})
+    text = Name(metadata={"description": "words of the case's number or names (% and _ are plain characters)"})
+    limit = Count(load_default=50, minimum=1, maximum=500)
+    offset = Count(load_default=0, maximum=MAX_COUNT)
+
+
+class CaseSummarySchema(Schema):
+    case_id = fields.String()
+    number = fields.String()
+    kind = fields.String()
+    stage = fields.String()
+    initiator = fields.String(allow_none=True)
+    municipalities = fields.List(fields.String())
+    receiving = fields.String(allow_none=True)
+    name = fields.String(allow_none=True)
+    district = fields.String(allow_none=True)
+    new_municipality = fields.String(allow_none=True)
+    open_impediments = fields.Integer()
+    frozen_municipalities = fields.List(fields.String())
+    open_deadlines = fields.Integer()
+    next_due_on = fields.String(allow_none=True)
+    next_due_deadline = fields.String(allow_none=True)
+    next_due_article = fields.String(allow_none=True)
+    next_due_who = fields.String(allow_none=True)
+    last_act = fields.String(allow_none=True)
+    last_act_on = fields.String(allow_none=True)
+    opened_on = fields.String(allow_none=True)
+    law = fields.String(allow_none=True)
+    concluded_on = fields.String(allow_none=True)
+    archived_on = fields.String(allow_none=True)
+    version = fields.Integer()
+
+
+class CasePageSchema(Schema):
+    items = fields.List(fields.Nested(CaseSummarySchema), required=True)
+    limit = fields.Integer(required=True)
+    offset = fields.Integer(required=True)
+    next_offset = fields.Integer(allow_none=True, metadata={"description": "null on the last page"})
+
+
+class TimelineEventSchema(Schema):
+    sequence = fields.Integer(required=True)
+    type = fields.String(required=True)
+    occurred_on = fields.String(required=True, metadata={"description": "legal date"})
+    recorded_at = fields.String(required=True, metadata={"description": "when the system recorded it (UTC)"})
+    actor = fields.Dict(required=True)
+    article = fields.String(required=True)
+    rule_versions = fields.Dict(required=True)
+    payload = fields.Dict(required=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+    signature = fields.String(allow_none=True, metadata={"description": "the application's signature over the "
+                                                         "event's log entry (base64), when it was signed"})
+
+
+class ChainReportSchema(Schema):
+    aggregate_id = fields.String(required=True)
+    label = fields.String(required=True)
+    events = fields.Integer(required=True)
+    ok = fields.Boolean(required=True)
+    first_bad_version = fields.Integer(allow_none=True)
+    first_bad_type = fields.String(allow_none=True)
+    reason = fields.String(allow_none=True)
+    findings = fields.List(fields.Dict(), metadata={"description": "what the audit log found: kind (deleted, "
+                                                    "rewritten, unsigned, forged, checkpoint), message, version"})
+    checkpoint_size = fields.Integer(allow_none=True, metadata={"description": "the latest checkpoint checked"})
+    not_yet_covered = fields.Integer(metadata={"description": "the case's events no checkpoint covers yet"})
+
+
+class DeadlineSchema(Schema):
+    case_id = fields.String()
+    case_number = fields.String()
+    deadline = fields.String()
+    rule = fields.String()
+    article = fields.String()
+    who = fields.String()
+    municipality = fields.String(allow_none=True)
+    starts_on = fields.String(allow_none=True)
+    due_on = fields.String(allow_none=True)
+    status = fields.String(metadata={"description": "open, due-soon, missed, met-on-time or met-late, today"})
+    recorded_status = fields.String()
+    closed_by = fields.String(allow_none=True)
+    closed_on = fields.String(allow_none=True)
+    days_late = fields.Integer(allow_none=True)
+    days_overdue = fields.Integer()
+
+
+class DeadlineQuerySchema(Schema):
+    status = fields.String(validate=validate.OneOf(DEADLINE_STATUSES))
+    due_before = Day(metadata={"description": "due on or before this day"})
+    limit = Count(load_default=500, minimum=1, maximum=5000)
+
+
+class AlertSchema(Schema):
+    alert_id = fields.String()
+    case_id = fields.String(allow_none=True, metadata={"description": "null on a system alert"})
+    case_number = fields.String(allow_none=True)
+    deadline = fields.String(allow_none=True)
+    kind = fields.String(metadata={"description": "due-in-N-days, missed, breach, or a system alert's kind "
+                                                  "(projection-failure)"})
+    rule = fields.String(allow_none=True)
+    article = fields.String(allow_none=True)
+    who = fields.String(allow_none=True)
+    municipality = fields.String(allow_none=True)
+    due_on = fields.String(allow_none=True)
+    days_overdue = fields.Integer(allow_none=True)
+    subject = fields.String(allow_none=True, metadata={"description": "a system alert's subject; null otherwise"})
+    message = fields.String(allow_none=True, metadata={"description": "a system alert's message; null otherwise"})
+    raised_on = fields.String()
+    raised_at = fields.String()
+    delivery = fields.String(allow_none=True, metadata={
+        "description": "webhook delivery: null (none yet, or no webhook), delivered or failed"})
+    delivery_tries = fields.Integer(allow_none=True)
+    delivery_error = fields.String(allow_none=True)
+
+
+class AlertQuerySchema(Schema):
+    since = Moment(metadata={"description": "raised at or after this moment (ISO 8601 with time zone)"})
+    case_id = Reference()
+    limit = Count(load_default=500, minimum=1, maximum=5000)
+
+
+class FreezeSchema(Schema):
+    municipality = fields.String()
+    municipality_name = fields.String()
+    case_id = fields.String()
+    case_number = fields.String()
+    since = fields.String()
+    lifted_on = fields.String(allow_none=True)
+    active = fields.Boolean()
+
+
+class FreezeQuerySchema(Schema):
+    active = fields.Boolean()
+    municipality = Reference()
+
+
+class MunicipalitySchema(Schema):
+    code = fields.String()
+    name = fields.String()
+    uf = fields.String()
+    figures = fields.Dict()
+    districts = fields.Raw()
+    frozen = fields.Boolean()
+    frozen_by = fields.List(fields.String())
+    ceased = fields.Raw(allow_none=True)
+    created_by_case = fields.String(allow_none=True)
+    version = fields.Integer()
+
+
+class MunicipalityQuerySchema(Schema):
+    text = Name(metadata={"description": "words of the name (accents and case ignored; % and _ are plain "
+                                         "characters)"})
+
+
+class HealthSchema(Schema):
+    status = fields.String(required=True)
+    database = fields.String(required=True)
+    projections = fields.Dict(required=True, metadata={"description": "each projection's position"})
+    notifications = fields.Integer(required=True, metadata={"description": "the event log's last position"})
+    failures = fields.List(fields.Dict(), metadata={
+        "description": "aggregates a projection could not write (projection, aggregate_id, aggregate_kind, "
+                       "notification_id, last_notification_id, topic, error), the first 100"})

@@ -1,0 +1,266 @@
+"""The service's shared ground: one act is get -> act -> save, every aggregate of the act in one save.
+
+A concurrent save of the same case or municipality raises the library's IntegrityError; the act is then
+judged again on fresh state, a bounded number of times, and never overwrites what the other save wrote.
+Legal dates are stored as ISO text; with a signing key, every event is stored with its signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, TypeVar
+from uuid import UUID
+from zoneinfo import ZoneInfo
+
+from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoding
+
+from audit.notes import Signer, entry_of
+from domain.access import IdempotentRequest, Receipt
+from domain.acts import ActContext, Actor, require_date
+from domain.calendar import Calendar
+from domain.case import Case, case_id_for
+from domain.errors import (
+    CaseNotFoundError, IdempotencyKeyReusedError, InvalidActError, LegalRuleError, MunicipalityNotFoundError,
+    StaleVersionError,
+)
+from domain.parameters import Statute, shipped_statute
+from domain.registry import Municipality
+
+
+class DateAsISO(Transcoding):
+    """Stores a `datetime.date` (legal dates) as ISO text."""
+
+    type = date
+    name = "date_iso"
+
+    def encode(self, obj: date) -> str:
+        return obj.isoformat()
+
+    def decode(self, data: str) -> date:
+        return date.fromisoformat(data)
+
+
+class SigningMapper(Mapper):
+    """Stores every event with the application's signature over its leaf entry, made when it is recorded.
+
+    The signature is a stored member of the event (`signature`) that the chain hash leaves out (domain/chain.py),
+    so events recorded before a key existed keep their hashes, and the log commits to the same entries with or
+    without it. See docs/audit.md, "Event signatures".
+    """
+
+    def __init__(self, mapper: Mapper, signer: Signer) -> None:
+        super().__init__(mapper.transcoder, mapper.compressor, mapper.cipher)
+        self.signer = signer
+
+    def to_stored_event(self, domain_event: Any) -> Any:
+        chain_hash = getattr(domain_event, "hash", None)
+        if chain_hash:
+            entry = entry_of(domain_event.originator_id, domain_event.originator_version, chain_hash)
+            object.__setattr__(domain_event, "signature", self.signer.sign_event(entry))
+        return super().to_stored_event(domain_event)
+
+
+class ConcurrentActError(Exception):
+    """The act kept meeting concurrent saves of the same aggregates; nothing was recorded."""
+
+
+@dataclass
+class Acted:
+    """What an act returns: the case, its new version, and what the act decided (e.g. the case number)."""
+
+    case_id: UUID
+    number: str
+    version: int
+    result: Any = None
+    #: True when an `Idempotency-Key` retry was answered from the receipt of the original act.
+    replayed: bool = False
+    #: The aggregate's last event as stored: its chain hash, its notification id and when it was recorded (None
+    #: for a replayed retry until read back), for the signed receipt of the act.
+    hash: str | None = None
+    notification_id: int | None = None
+    recorded_at: datetime | None = None
+
+    def stored(self, recordings: list[Any]) -> Acted:
+        """Fill in how the aggregate's last event was stored, from the save's recordings."""
+        for recording in recordings:
+            event = recording.domain_event
+            if event.originator_id == self.case_id and event.originator_version == self.version:
+                self.hash, self.recorded_at = event.hash, event.timestamp
+                self.notification_id = recording.notification.id
+        return self
+
+
+class _ReceiptFound(Exception):
+    """Inside a save: the request's receipt exists (a concurrent duplicate got there first)."""
+
+    def __init__(self, receipt: Receipt) -> None:
+        super().__init__(receipt.key)
+        self.receipt = receipt
+
+
+#: The idempotent request being served, if any: `_act` and `open_case` save its receipt with the act.
+_pending_receipt: ContextVar[IdempotentRequest | None] = ContextVar("tramita_pending_receipt", default=None)
+
+
+LEGAL_TIMEZONE = ZoneInfo("America/Rio_Branco")
+MAX_ATTEMPTS = 5
+T = TypeVar("T")
+
+
+class ApplicationBase(Application):
+    """What every part of the service shares: the store, the clock, the statute, the calendar, the signing key,
+    the act's context, the retry of a concurrent save, idempotency, and the repository's reads."""
+
+    env = {"AGGREGATE_CACHE_MAXSIZE": "5000", "COMPRESSOR_TOPIC": "", "CIPHER_TOPIC": ""}
+
+    def __init__(self, env: dict[str, str] | None = None, *, clock: Callable[[], datetime],
+                 statute: Statute | None = None, calendar: Calendar | None = None,
+                 signer: Signer | None = None) -> None:
+        #: The deployment's signing key: every event is stored with its signature (None: events unsigned).
+        self.signer = signer
+        super().__init__(env)
+        self.clock = clock
+        self.statute = statute or shipped_statute()
+        self.calendar = calendar or Calendar()
+
+    def construct_mapper(self) -> Mapper:
+        mapper = super().construct_mapper()
+        return SigningMapper(mapper, self.signer) if self.signer is not None else mapper
+
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        super().register_transcodings(transcoder)
+        transcoder.register(DateAsISO())
+
+    # ------------------------------------------------------------------ context and retries
+
+    def context(self, actor: Actor, occurred_on: date) -> ActContext:
+        """The act's circumstances; `today` is the recording day in Rio Branco (the legal time zone)."""
+        require_date("occurred_on", occurred_on)
+        return self._context_at(actor, self.clock(), occurred_on)
+
+    def today(self) -> date:
+        """The legal day now: the clock's day in Rio Branco."""
+        return self.clock().astimezone(LEGAL_TIMEZONE).date()
+
+    def system_context(self, actor: Actor) -> ActContext:
+        """The circumstances of the system's own acts (alerts): their legal date is the recording day."""
+        return self._context_at(actor, self.clock(), None)
+
+    def _context_at(self, actor: Actor, recorded_at: datetime, occurred_on: date | None) -> ActContext:
+        if recorded_at.tzinfo is None:
+            raise ValueError("the clock must give timezone-aware datetimes")
+        today = recorded_at.astimezone(LEGAL_TIMEZONE).date()
+        return ActContext(actor=actor, occurred_on=occurred_on or today, recorded_at=recorded_at, today=today,
+                          statute=self.statute)
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return attempt()
+            except IntegrityError:
+                continue
+        raise ConcurrentActError(f"the act met {MAX_ATTEMPTS} concurrent saves in a row; nothing was recorded")
+
+    def _act(self, case_ref: str | UUID, actor: Actor, occurred_on: date, expected_version: int | None,
+             command: Callable[[Case, ActContext], Any], result: Callable[[], Any] = lambda: None) -> Acted:
+        """get -> act -> save, retried on a concurrent save; `command` returns extra aggregates to save.
+
+        The act's receipt, when the request carries an idempotency key, is saved in the same transaction.
+        """
+        case_id = self.resolve_case(case_ref)
+
+        def attempt() -> Acted:
+            case = self._get_case(case_id)
+            if expected_version is not None and case.version != expected_version:
+                raise StaleVersionError(expected_version, case.version)
+            ctx = self.context(actor, occurred_on)
+            others = command(case, ctx) or []
+            acted = Acted(case.id, case.number, case.version, result())
+            return acted.stored(self.save(case, *others, *self._receipts(ctx, acted)))
+
+        return self._retrying(attempt)
+
+    def _receipts(self, ctx: ActContext, acted: Acted) -> list[Receipt]:
+        """The receipt to save with the act, when the request being served carries an idempotency key."""
+        request = _pending_receipt.get()
+        if request is None:
+            return []
+        existing = self._get_or_none(request.receipt_id)
+        if existing is not None:
+            raise _ReceiptFound(existing)
+        return [Receipt.issue(ctx, scope=request.scope, key=request.key, fingerprint=request.fingerprint,
+                              act=request.act, case_id=acted.case_id, case_number=acted.number,
+                              case_version=acted.version, result=acted.result)]
+
+    def idempotently(self, request: IdempotentRequest | None, record: Callable[[], Acted]) -> Acted:
+        """`Idempotency-Key`: record the act once; a retry of the same request gets the original act back.
+
+        The receipt (key, request fingerprint, resulting case version) is saved in the act's own transaction, so
+        two racing copies of a request record one act: the second meets the receipt and is answered from it.
+        The same key with another request is refused (IdempotencyKeyReusedError) and records nothing.
+
+        The receipt wins over every check of the act: a copy that lost the race finds the case moved on by the
+        copy that won (its expected version stale, the act already done, the territory frozen by it) and is
+        refused; the receipt, read again after the refusal, is then in the log (saved with the winner's act), so
+        the copy is answered from it like any later retry, not with the refusal.
+        """
+        if request is None:
+            return record()
+        existing = self._get_or_none(request.receipt_id)
+        if existing is None:
+            pending = _pending_receipt.set(request)
+            try:
+                return record()
+            except _ReceiptFound as found:
+                existing = found.receipt
+            except (StaleVersionError, LegalRuleError, InvalidActError, ConcurrentActError):
+                existing = self._get_or_none(request.receipt_id)
+                if existing is None:
+                    raise
+            finally:
+                _pending_receipt.reset(pending)
+        if existing.fingerprint != request.fingerprint:
+            raise IdempotencyKeyReusedError(request.key, existing.act, existing.case_number)
+        return Acted(UUID(existing.case_id), existing.case_number, existing.case_version, existing.result,
+                     replayed=True)
+
+    # ------------------------------------------------------------------ repository helpers
+
+    def _get_case(self, case_id: UUID, version: int | None = None) -> Case:
+        try:
+            case = self.repository.get(case_id, version=version)
+        except AggregateNotFoundError:
+            raise CaseNotFoundError(f"no case {case_id}") from None
+        if not isinstance(case, Case):
+            raise CaseNotFoundError(f"{case_id} is not a case")
+        return case
+
+    def _get_or_none(self, aggregate_id: UUID) -> Any:
+        try:
+            return self.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+
+    def _find_municipality(self, code: str | None) -> Municipality | None:
+        return self._get_or_none(Municipality.id_for(code)) if code else None
+
+    def _get_municipality(self, code: str) -> Municipality:
+        municipality = self._find_municipality(code)
+        if municipality is None:
+            raise MunicipalityNotFoundError(f"no municipality {code} in the registry")
+        return municipality
+
+
+
+    def resolve_case(self, case_ref: str | UUID) -> UUID:
+        """A case number (LC35-2026-0001) or its UUID -> the case id; unknown -> CaseNotFoundError."""
+        if isinstance(case_ref, UUID):
+            return case_ref
+        try:
+            return UUID(case_ref)
+        except ValueError:
+            return case_id_for(case_ref)

@@ -1,0 +1,184 @@
+"""Reading and auditing: a case as of a legal date, a version or a moment; its timeline, export and chain."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from uuid import UUID
+
+from domain import chain
+from domain.acts import Actor
+from domain.application.base import ApplicationBase
+from domain.case import Case
+from domain.errors import CaseNotFoundError, InvalidActError
+
+SYSTEM_ACTOR = Actor("tramita", "scheduler")
+
+#: The attributes of a case that its documents show (as its acts assigned them).
+CASE_DOCUMENT_FIELDS = (
+    "number", "kind", "stage", "initiator", "municipalities", "receiving", "areas", "proposed_name", "district",
+    "signature_count", "documents", "impediments", "frozen", "opened_on", "requisitions", "findings", "councils",
+    "requirements", "dispensation", "plebiscite", "result", "communicated_on", "registered_on", "bill", "law",
+    "administrator_list", "administrator", "installation", "remuneration", "organic_law", "extinction_request",
+    "deadlines", "communications", "breaches", "bills", "archived", "concluded_on",
+)
+
+
+def event_row(event: Any) -> dict[str, Any]:
+    """One event as a timeline row (shared by the CLI, the API and exports)."""
+    common = {"originator_id", "originator_version", "timestamp", "occurred_on", "actor", "article",
+              "rule_versions", "prev_hash", "hash", "originator_topic", "signature"}
+    return {
+        "sequence": event.originator_version,
+        "type": type(event).__qualname__,
+        "occurred_on": event.occurred_on.isoformat(),
+        "recorded_at": event.timestamp.isoformat(),
+        "actor": event.actor,
+        "article": event.article,
+        "rule_versions": event.rule_versions,
+        "payload": {k: v for k, v in vars(event).items() if k not in common},
+        "prev_hash": event.prev_hash,
+        "hash": event.hash,
+        "signature": getattr(event, "signature", None),
+    }
+
+
+@dataclass
+class ChainReport:
+    """`verify`'s verdict on one aggregate's chain: the first event that does not match, if any."""
+
+    aggregate_id: str
+    label: str
+    events: int
+    ok: bool
+    first_bad_version: int | None = None
+    first_bad_type: str | None = None
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+
+
+class Reads(ApplicationBase):
+    """Reading and auditing."""
+
+    # ------------------------------------------------------------------ reading and auditing
+
+    def case_exists(self, case_ref: str | UUID) -> bool:
+        return isinstance(self._get_or_none(self.resolve_case(case_ref)), Case)
+
+    def get_case(self, case_ref: str | UUID, *, version: int | None = None) -> Case:
+        return self._get_case(self.resolve_case(case_ref), version=version)
+
+    def case_as_of(self, case_ref: str | UUID, as_of: date) -> Case | None:
+        """The case as of a legal date: every act dated on or before it (acts are in legal-date order)."""
+        events = self.events_of(case_ref)
+        version = sum(1 for e in events if e.occurred_on <= as_of)
+        return self.get_case(case_ref, version=version) if version else None
+
+    def case_at(self, case_ref: str | UUID, *, as_of: date | None = None, version: int | None = None,
+                recorded_before: datetime | None = None) -> Case | None:
+        """The case as of a legal date, at a version, or as the system knew it before a moment (at most one).
+
+        None when the case did not exist then (no act dated by `as_of`, none recorded before `recorded_before`).
+        """
+        if sum(x is not None for x in (as_of, version, recorded_before)) > 1:
+            raise InvalidActError("as_of", "give at most one of as_of, version and recorded_before")
+        if as_of is not None:
+            return self.case_as_of(case_ref, as_of)
+        if recorded_before is not None:
+            if recorded_before.tzinfo is None:
+                raise InvalidActError("recorded_before", "give a time zone (e.g. 2026-11-30T12:00:00Z)")
+            known = sum(1 for e in self.events_of(case_ref) if e.timestamp < recorded_before)
+            return self.get_case(case_ref, version=known) if known else None
+        if version is not None:
+            latest = self.get_case(case_ref)
+            if not 1 <= version <= latest.version:
+                raise InvalidActError("version", f"the case has versions 1 to {latest.version}; {version} is none")
+            return self.get_case(case_ref, version=version)
+        return self.get_case(case_ref)
+
+    def case_document(self, case: Case) -> dict[str, Any]:
+        """The case's state as plain data: what its acts assigned, and its open obligations at that version."""
+        document = {name: getattr(case, name) for name in CASE_DOCUMENT_FIELDS}
+        document.update(id=str(case.id), version=case.version, last_act=case.last_act, last_act_on=case.last_act_on,
+                        new_municipality=case.new_municipality,
+                        obligations=case.obligations(self._context_at(SYSTEM_ACTOR, self.clock(),
+                                                                      case.last_occurred_on)))
+        return document
+
+    def export_lines(self, case_ref: str | UUID) -> Iterator[dict[str, Any]]:
+        """The case file for offline checking: each event as its canonical hashed document plus its `hash`."""
+        for event in self.events_of(case_ref):
+            yield chain.export_document(event)
+
+    def events_of(self, case_ref: str | UUID) -> list[Any]:
+        """A case's events in order (another aggregate's id, a token's say, is no case)."""
+        case_id = self.resolve_case(case_ref)
+        events = list(self.events.get(case_id))
+        if not events or not isinstance(events[0], Case.PetitionFiled):
+            raise CaseNotFoundError(f"no case {case_ref}")
+        return events
+
+    def verify_case(self, case_ref: str | UUID) -> ChainReport:
+        """`verify` for a case only."""
+        self.events_of(case_ref)
+        return self.verify(case_ref)
+
+    def timeline(self, case_ref: str | UUID, as_of: date | None = None) -> list[dict[str, Any]]:
+        """The case's acts in order: legal date, recorded time, actor, article, rule versions, payload, hashes."""
+        rows = []
+        for event in self.events_of(case_ref):
+            if as_of is not None and event.occurred_on > as_of:
+                break
+            rows.append(event_row(event))
+        return rows
+
+    def verify(self, aggregate_ref: str | UUID) -> ChainReport:
+        """Recompute one aggregate's hash chain from the stored bytes; name the first event that does not match."""
+        aggregate_id = self.resolve_case(aggregate_ref)
+        stored = list(self.recorder.select_events(aggregate_id))
+        if not stored:
+            raise CaseNotFoundError(f"nothing stored for {aggregate_ref}")
+        label = str(aggregate_id)
+        previous = chain.GENESIS
+        for index, record in enumerate(stored):
+            try:
+                event = self.mapper.to_domain_event(record)
+                if index == 0:
+                    label = getattr(event, "number", None) or getattr(event, "key", None) or label
+            except Exception as error:  # the stored bytes no longer decode: that is the finding
+                topic = record.topic if isinstance(record.topic, str) else repr(record.topic)
+                return ChainReport(str(aggregate_id), label, index + 1, False, record.originator_version,
+                                   topic.rsplit(":", 1)[-1], f"the stored event does not decode: {error}")
+            if event.prev_hash != previous:
+                return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
+                                   type(event).__qualname__, "prev_hash does not match the previous event's hash")
+            recomputed = chain.hash_of(event)
+            if recomputed != event.hash:
+                return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
+                                   type(event).__qualname__, f"content altered: stored hash {event.hash[:12]}…, "
+                                   f"recomputed {recomputed[:12]}…")
+            previous = event.hash
+        return ChainReport(str(aggregate_id), label, len(stored), True)
+
+    def aggregate_ids(self) -> Iterator[UUID]:
+        """Every aggregate in the store, in order of first appearance in the notification log."""
+        seen: set[UUID] = set()
+        start = 1
+        while True:
+            notifications = self.recorder.select_notifications(start=start, limit=500)
+            if not notifications:
+                return
+            for notification in notifications:
+                if notification.originator_id not in seen:
+                    seen.add(notification.originator_id)
+                    yield notification.originator_id
+            start = notifications[-1].id + 1
+
+    def verify_all(self) -> list[ChainReport]:
+        return [self.verify(aggregate_id) for aggregate_id in self.aggregate_ids()]

@@ -1,0 +1,98 @@
+"""The registry of municipalities: its seed, recorded figures, toponyms, and the reads acts need."""
+
+from __future__ import annotations
+
+import csv
+from datetime import date
+from importlib import resources
+import tomllib
+from typing import Any
+
+from domain.acts import Actor
+from domain.application.base import Acted, ApplicationBase
+from domain.errors import InvalidActError
+from domain.names import ToponymList
+from domain.registry import Figure, Municipality, ToponymRegister, figure_value
+
+
+def _seed_rows() -> list[dict[str, Any]]:
+    """The registry seed: each municipality's known figures with the date and source of their column."""
+    package = resources.files("domain.statute")
+    meta = tomllib.loads(package.joinpath("acre-municipalities.toml").read_text(encoding="utf-8"))
+    rows = []
+    with package.joinpath(meta["file"]).open(encoding="utf-8") as file:
+        for row in csv.DictReader(file):
+            figures = {}
+            for column, spec in meta["columns"].items():
+                if row.get(column, "").strip():
+                    figures[spec["figure"]] = Figure(figure_value(spec["figure"], row[column]), spec["as_of"],
+                                                     spec["source"])
+            rows.append({"key": row["ibge_code"], "name": row["name"], "figures": figures})
+    return rows
+
+
+
+class RegistryActs(ApplicationBase):
+    """The registry of municipalities: its seed, recorded figures, toponyms, and the reads acts need."""
+
+    # ------------------------------------------------------------------ registry
+
+    def seed_registry(self, actor: Actor, occurred_on: date) -> list[str]:
+        """Register Acre's municipalities from the shipped seed (figures with their dates and sources)."""
+        seeded = []
+        for row in _seed_rows():
+            if self._find_municipality(row["key"]) is not None:
+                continue
+            ctx = self.context(actor, occurred_on)
+            municipality = Municipality.register(ctx, key=row["key"], name=row["name"], figures=row["figures"])
+            self.save(municipality)
+            seeded.append(row["key"])
+        return seeded
+
+    def record_figure(self, code: str, actor: Actor, occurred_on: date, *, figure: str, value: Any, as_of: date,
+                      source: str) -> Acted:
+        """Art. 4 par. ún.: a competent body records a registry figure with its date and source."""
+
+        def attempt() -> Acted:
+            municipality = self._get_municipality(code)
+            ctx = self.context(actor, occurred_on)
+            municipality.record_figure(ctx, figure, value, as_of, source)
+            acted = Acted(municipality.id, code, municipality.version)
+            return acted.stored(self.save(municipality, *self._receipts(ctx, acted)))
+
+        return self._retrying(attempt)
+
+    def add_toponym(self, actor: Actor, occurred_on: date, *, name: str, uf: str, ibge_code: str | None,
+                    source: str) -> None:
+        """Art. 17 par. ún.: a municipality created elsewhere in Brazil joins the list of existing names."""
+
+        def attempt() -> None:
+            ctx = self.context(actor, occurred_on)
+            ctx.require_competent("toponym-added", "art-17-par-unico")
+            register = self._get_or_none(ToponymRegister.ID) or ToponymRegister.open(ctx)
+            register.add(ctx, name=name, uf=uf, ibge_code=ibge_code, source=source)
+            self.save(register)
+
+        self._retrying(attempt)
+
+    def toponyms(self, register: ToponymRegister | None = None) -> ToponymList:
+        """Art. 17 par. ún.: the shipped IBGE list (Acre's municipalities included) plus the names recorded since
+        (by IBGE, and by every creation or fusion law, which adds its new name in the same save)."""
+        register = register or self._get_or_none(ToponymRegister.ID)
+        return ToponymList.shipped().with_names(register.toponyms() if register else [])
+
+    def municipality(self, code: str) -> Municipality:
+        return self._get_municipality(code)
+
+    def _figures_on(self, codes: list[str], day: date,
+                    registry: dict[str, Municipality] | None = None) -> dict[str, dict[str, Any]]:
+        """Each municipality's registry figures in force on `day` (None: unknown)."""
+        registry = registry or {}
+        return {code: (registry.get(code) or self._get_municipality(code)).figures_on(day) for code in codes}
+
+    def _require_district(self, municipality: Municipality, district: str) -> None:
+        from domain.names import normalise_name
+
+        if normalise_name(district) not in {normalise_name(d) for d in municipality.districts}:
+            raise InvalidActError("district", f"{municipality.name} has no district named {district!r} in the "
+                                  f"registry")

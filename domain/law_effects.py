@@ -1,0 +1,97 @@
+"""Art. 17, 28, 29, 30, 31, 37: what an enacted law changes in the registry of municipalities.
+
+The case decides (domain/case); this module turns its law into the registry's acts, recorded in the law's own
+save: a new municipality with its figures (creation, fusion), figures moved between municipalities
+(dismemberment, creation), cessation (incorporation, fusion, extinction) and districts (Art. 31).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from domain.acts import ActContext, ChainedAggregate
+from domain.case import DISTRICT_KINDS, Case
+from domain.registry import FIGURES, Figure, Municipality
+
+
+def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) -> list[ChainedAggregate]:
+    """What the enacted law changes in the registry (new municipality, figures, districts, cessation)."""
+    law, day = f"{case.law['law']} ({case.number})", ctx.occurred_on
+    kind, changed = case.kind, []
+
+    def figures_of(code: str) -> dict[str, Any]:
+        return registry[code].figures_on(day)
+
+    def moved(code: str) -> dict[str, Any]:
+        """The figures of the area leaving `code` (areas from the petition, the rest from the findings)."""
+        parts: dict[str, Any] = {"area_km2": sum((Decimal(str(a["area_km2"])) for a in case.areas
+                                                  if a["municipality"] == code), Decimal(0))}
+        for item, name in (("art-4-I", "population"), ("art-4-II", "voters"), ("art-4-III", "revenue"),
+                           ("art-4-IV", "buildings")):
+            parts[name] = case._portion(item, code)
+        return parts
+
+    def shifted(code: str, delta: dict[str, Any], sign: int) -> dict[str, Any]:
+        now = figures_of(code)
+        return {name: now[name] + sign * delta[name] for name in FIGURES
+                if now.get(name) is not None and delta.get(name) is not None}
+
+    if kind in DISTRICT_KINDS:
+        registry[case.municipalities[0]].change_district(
+            ctx, create=kind == "district_creation", district=case.district, case_id=str(case.id), law=law)
+    elif kind == "creation":
+        totals: dict[str, Any] = {}
+        for code in case.municipalities:
+            part = moved(code)
+            for name, value in part.items():
+                totals[name] = None if value is None or totals.get(name, 0) is None else totals.get(name, 0) + value
+            registry[code].change_territory(ctx, article="art-17", case_id=str(case.id), law=law,
+                                            figures=shifted(code, part, -1), districts=registry[code].districts)
+        new = Municipality.register(
+            ctx, key=case.new_municipality, name=case.law["name"], article="art-17", created_by_case=case.number,
+            figures={n: Figure(v, day, law) for n, v in totals.items() if v is not None},
+            districts=case.law["contents"]["districts"])
+        changed.append(new)
+    elif kind == "fusion":
+        sums: dict[str, Any] = {}
+        for name in FIGURES:
+            values = [figures_of(code)[name] for code in case.municipalities]
+            if all(v is not None for v in values):
+                sums[name] = sum(values)
+        districts = [d for code in case.municipalities for d in registry[code].districts]
+        new = Municipality.register(
+            ctx, key=case.new_municipality, name=case.law["name"], article="art-17", created_by_case=case.number,
+            figures={n: Figure(v, day, law) for n, v in sums.items()},
+            districts=districts or case.law["contents"]["districts"])
+        changed.append(new)
+        for code in case.municipalities:
+            registry[code].cease(ctx, article="art-30", case_id=str(case.id), law=law, into=[case.new_municipality])
+    elif kind == "dismemberment":
+        ceding, receiving = case.municipalities[0], case.receiving
+        part = moved(ceding)
+        registry[ceding].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,
+                                          figures=shifted(ceding, part, -1), districts=registry[ceding].districts)
+        registry[receiving].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,
+                                             figures=shifted(receiving, part, +1),
+                                             districts=registry[receiving].districts)
+    elif kind == "incorporation":
+        incorporated, receiving = case.municipalities[0], case.receiving
+        whole_figures = figures_of(incorporated)
+        registry[receiving].change_territory(
+            ctx, article="art-29", case_id=str(case.id), law=law, figures=shifted(receiving, whole_figures, +1),
+            districts=registry[receiving].districts + registry[incorporated].districts)
+        registry[incorporated].cease(ctx, article="art-29", case_id=str(case.id), law=law, into=[receiving])
+    elif kind == "extinction":
+        extinct = case.municipalities[0]
+        shares = case.law["contents"]["reintegration"]
+        area = figures_of(extinct).get("area_km2")
+        for code, share_text in shares.items():
+            share = Fraction(share_text)
+            gained = {"area_km2": None if area is None else
+                      (Decimal(share.numerator) * area / Decimal(share.denominator)).quantize(Decimal("0.001"))}
+            registry[code].change_territory(ctx, article="art-37-par-unico", case_id=str(case.id), law=law,
+                                            figures=shifted(code, gained, +1), districts=registry[code].districts)
+        registry[extinct].cease(ctx, article="art-37", case_id=str(case.id), law=law, into=list(shares))
+    return changed
