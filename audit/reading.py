@@ -102,6 +102,7 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
             pop = document.pop
             stored_hash, signature = pop("hash", None), pop("signature", None)
             originator_topic = pop("originator_topic", None)  # left out by the recipe (chain.EXCLUDED_FIELDS)
+            pop("class_version", None)  # so is the library's record of the class version
             document["originator_id"] = {"$uuid": str(notification.originator_id)}
             document["originator_version"] = notification.originator_version
             document["type"] = event_type

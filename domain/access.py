@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from datetime import date
 from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
-from domain.acts import ActContext, Actor, ChainedAggregate
+from domain.acts import ActContext, Actor, ChainedAggregate, require_date
+from domain.chain import added_by_upcast
 from domain.errors import InvalidActError
 from domain.parameters import Statute
 
@@ -60,16 +61,27 @@ class AccessToken(ChainedAggregate):
     """A bearer token of one competent body (role), for one municipality when the role is municipal."""
 
     class Issued(ChainedAggregate.Created):
-        """A token was issued to a named holder for a role."""
+        """A token was issued to a named holder for a role, valid through `expires_on` (None: until revoked).
+
+        Version 2 added `expires_on`; a token issued before (version 1) never expires, as it was issued.
+        """
+
+        class_version = 2
 
         name: str
         role: str
         municipality: str | None
         secret_sha256: str
+        expires_on: date | None
 
         def assign(self, token: AccessToken) -> None:
             token.name, token.role, token.municipality = self.name, self.role, self.municipality
             token.secret_sha256, token.issued_on, token.revoked_on = self.secret_sha256, self.occurred_on, None
+            token.expires_on = self.expires_on
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            added_by_upcast(state, expires_on=None)
 
     class Revoked(ChainedAggregate.Event):
         """The token no longer authenticates anyone."""
@@ -81,8 +93,9 @@ class AccessToken(ChainedAggregate):
 
     @classmethod
     def issue(cls, ctx: ActContext, *, name: str, role: str, municipality: str | None,
-              roles: list[str]) -> tuple[AccessToken, str]:
-        """A new token for `role` (one of `roles`); municipal roles must name their municipality, others must not."""
+              roles: list[str], expires_on: date | None = None) -> tuple[AccessToken, str]:
+        """A new token for `role` (one of `roles`); municipal roles must name their municipality, others must not;
+        valid through `expires_on` (a day after today in Rio Branco), or until revoked."""
         if not name or not name.strip():
             raise InvalidActError("name", "is required: it is recorded as the principal of every act")
         if role not in roles:
@@ -91,9 +104,12 @@ class AccessToken(ChainedAggregate):
             raise InvalidActError("municipality", f"a {role} token acts for one municipality: give its IBGE code")
         if role not in MUNICIPAL_ROLES and municipality:
             raise InvalidActError("municipality", f"a {role} token does not act for a municipality")
+        if expires_on is not None and require_date("expires_on", expires_on) <= ctx.today:
+            raise InvalidActError("expires_on", f"a token issued on {ctx.today.isoformat()} expires on a later day; "
+                                  f"{expires_on.isoformat()} is not")
         secret = secrets.token_urlsafe(32)
         token = cls._start(cls.Issued, ctx, id=uuid4(), article="api-access", name=name.strip(), role=role,
-                           municipality=municipality, secret_sha256=_digest(secret))
+                           municipality=municipality, secret_sha256=_digest(secret), expires_on=expires_on)
         return token, f"{TOKEN_PREFIX}_{token.id.hex}_{secret}"
 
     def revoke(self, ctx: ActContext, *, reason: str) -> None:
@@ -101,9 +117,17 @@ class AccessToken(ChainedAggregate):
             raise InvalidActError("token", f"token {self.id} was already revoked on {self.revoked_on.isoformat()}")
         self._record(self.Revoked, ctx, article="api-access", reason=reason)
 
-    def admits(self, secret: str) -> bool:
-        """The secret matches (compared in constant time) and the token is not revoked."""
-        return hmac.compare_digest(self.secret_sha256, _digest(secret)) and self.revoked_on is None
+    def matches(self, secret: str) -> bool:
+        """The secret is this token's (compared in constant time)."""
+        return hmac.compare_digest(self.secret_sha256, _digest(secret))
+
+    def admits(self, secret: str, today: date) -> bool:
+        """The secret matches, and on `today` the token is neither revoked nor past its last day."""
+        return self.matches(secret) and self.revoked_on is None and not self.expired_on(today)
+
+    def expired_on(self, today: date) -> bool:
+        """The token's last day (`expires_on`) is before `today`."""
+        return self.expires_on is not None and self.expires_on < today
 
     @property
     def actor(self) -> Actor:

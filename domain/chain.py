@@ -1,13 +1,19 @@
 """The per-aggregate hash chain: a SHA-256 over a canonical encoding of each event and its predecessor's hash.
 
 Recipe (documented in the README so that an auditor can check an export offline):
-1. take every stored field of the event except `hash`, `originator_topic` and `signature` (the application's
-   signature over the event's log entry, added when it is stored: docs/audit.md), plus `type` (the event
-   class's qualified name, e.g. `Case.PetitionFiled`); `prev_hash` is one of the fields;
+1. take every stored field of the event except `hash`, `originator_topic`, `signature` (the application's
+   signature over the event's log entry, added when it is stored: docs/audit.md) and `class_version` (the
+   library's record of the event class's version), plus `type` (the event class's qualified name, e.g.
+   `Case.PetitionFiled`); `prev_hash` is one of the fields;
 2. encode it as JSON with sorted keys, no spaces (`,` and `:`), UTF-8 (not ASCII-escaped), where a date is
    `{"$date": "YYYY-MM-DD"}`, a timestamp `{"$datetime": ISO-8601}`, a decimal `{"$decimal": "1.5"}`,
    a UUID `{"$uuid": "…"}`; floats are never stored;
 3. `hash = sha256(those bytes).hexdigest()`; the first event's `prev_hash` is 64 zeros.
+
+An event is hashed as it was recorded. When an event class gains a field, its `class_version` grows and an
+upcast fills the field in events stored before (`upcast_v1_v2`, run by the library as it reads them); the upcast
+names the fields it added (`added_by_upcast`), and the hash of such an event is taken without them, so that it
+is still the hash recorded, and an export shows the event as it was recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +26,15 @@ from typing import Any
 from uuid import UUID
 
 GENESIS = "0" * 64
-EXCLUDED_FIELDS = ("hash", "originator_topic", "signature")
+EXCLUDED_FIELDS = ("hash", "originator_topic", "signature", "class_version")
+#: The member an upcast sets on an event read from an older class version: the names of the fields it added.
+UPCAST_MARK = "added_by_upcast"
+
+
+def added_by_upcast(state: dict[str, Any], **fields: Any) -> None:
+    """In an `upcast_vN_vN+1`: give the stored event's state the new fields, and note them as not recorded."""
+    state.update(fields)
+    state[UPCAST_MARK] = sorted({*state.get(UPCAST_MARK, ()), *fields})
 
 
 def canonical_value(value: Any) -> Any:
@@ -44,7 +58,8 @@ def canonical_value(value: Any) -> Any:
 
 def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`."""
-    document = {key: canonical_value(item) for key, item in fields.items() if key not in EXCLUDED_FIELDS}
+    excluded = {*EXCLUDED_FIELDS, UPCAST_MARK, *fields.get(UPCAST_MARK, ())}
+    document = {key: canonical_value(item) for key, item in fields.items() if key not in excluded}
     document["type"] = event_type
     return document
 

@@ -29,7 +29,7 @@ CASE_DOCUMENT_FIELDS = (
 def event_row(event: Any) -> dict[str, Any]:
     """One event as a timeline row (shared by the CLI, the API and exports)."""
     common = {"originator_id", "originator_version", "timestamp", "occurred_on", "actor", "article",
-              "rule_versions", "prev_hash", "hash", "originator_topic", "signature"}
+              "rule_versions", "prev_hash", "hash", "originator_topic", "signature", chain.UPCAST_MARK}
     return {
         "sequence": event.originator_version,
         "type": type(event).__qualname__,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from uuid import UUID
 
 from eventsourcing.utils import get_topic
@@ -21,13 +22,14 @@ class Tokens(ApplicationBase):
         """The roles a token may have: the bodies the competence tables name today, and the auditors."""
         return competent_roles(self.statute, self.today())
 
-    def issue_token(self, issuer: Actor, *, name: str, role: str, municipality: str | None = None) -> IssuedToken:
+    def issue_token(self, issuer: Actor, *, name: str, role: str, municipality: str | None = None,
+                    expires_on: date | None = None) -> IssuedToken:
         """Issue a bearer token for a competent body; the token is returned once, only its hash is stored."""
         ctx = self.system_context(issuer)
         if municipality is not None:
             self._get_municipality(municipality)
         token, secret = AccessToken.issue(ctx, name=name, role=role, municipality=municipality,
-                                          roles=self.token_roles())
+                                          roles=self.token_roles(), expires_on=expires_on)
         self.save(token)
         return IssuedToken(token.id, secret, token.actor)
 
@@ -43,7 +45,9 @@ class Tokens(ApplicationBase):
         if parsed is None:
             raise AuthenticationError("a bearer token is required (Authorization: Bearer trm_…)")
         token = self._get_or_none(parsed[0])
-        if not isinstance(token, AccessToken) or not token.admits(parsed[1]):
+        if not isinstance(token, AccessToken) or not token.admits(parsed[1], self.today()):
+            if isinstance(token, AccessToken) and token.matches(parsed[1]) and token.revoked_on is None:
+                raise AuthenticationError(f"the bearer token expired after {token.expires_on.isoformat()}")
             raise AuthenticationError("the bearer token is unknown or revoked")
         return token
 

@@ -77,6 +77,8 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--role", required=True, help="governor, deputy, assembly-mesa, ..., auditor")
     create.add_argument("--municipality", help="IBGE code (council, mayor and municipality tokens)")
     create.add_argument("--name", required=True, help="the holder, recorded as the principal of every act")
+    create.add_argument("--expires", metavar="YYYY-MM-DD", help="the token's last valid day (default: valid until "
+                        "revoked)")
     create.set_defaults(run=_lazy("access", "cmd_token_create"))
     revoke = token_commands.add_parser("revoke", help="revoke a token by its id")
     revoke.add_argument("token_id")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from datetime import date
 
 from domain.acts import Actor
 from tramita.bootstrap import build_application
@@ -36,12 +37,21 @@ def cli_actor(issuer: str | None = None) -> Actor:
 
 
 def cmd_token_create(args: argparse.Namespace) -> int:
+    expires_on = _day("--expires", args.expires) if args.expires else None
     issued = build_application().issue_token(cli_actor(args.issuer), name=args.name, role=args.role,
-                                             municipality=args.municipality)
+                                             municipality=args.municipality, expires_on=expires_on)
     print(f"token {issued.id} for {issued.actor.principal} ({issued.actor.role}"
-          f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}); shown this once:")
+          f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}"
+          f"{', valid through ' + expires_on.isoformat() if expires_on else ''}); shown this once:")
     print(issued.token)
     return 0
+
+
+def _day(option: str, text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{option}: {text!r} is not a day (YYYY-MM-DD)") from None
 
 
 def cmd_token_revoke(args: argparse.Namespace) -> int:
@@ -51,7 +61,10 @@ def cmd_token_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_token_list(args: argparse.Namespace) -> int:
-    for token in build_application(signing=False, read_only=True).tokens():
-        state = f"revoked {token.revoked_on}" if token.revoked_on else "active"
-        print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<18}  {token.name}")
+    app = build_application(signing=False, read_only=True)
+    for token in app.tokens():
+        state = (f"revoked {token.revoked_on}" if token.revoked_on else
+                 f"expired {token.expires_on}" if token.expired_on(app.today()) else
+                 f"active to {token.expires_on}" if token.expires_on else "active")
+        print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<21}  {token.name}")
     return 0
