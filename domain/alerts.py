@@ -1,4 +1,4 @@
-"""RULES.md, Deadlines: an alert that a statutory deadline is about to be, or has been, missed; and system alerts.
+"""docs/law/deadlines.md, "When a deadline is missed": an alert that a statutory deadline is about to be, or has been, missed; and system alerts.
 
 An alert is its own aggregate, one per (case, deadline, kind), with an id derived from those three: recording
 it twice, by a repeated scan, a restarted scheduler or a second one, meets the existing id and records nothing.
@@ -29,7 +29,7 @@ SYSTEM_ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:system-alerts")
 SYSTEM_KIND = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 MISSED = "missed"
-#: RULES.md, Art. 10 §1: a requisition refused is recorded as a breach and raises an alert (once per requisition).
+#: Art. 10 §1 (docs/law/opening.md): a requisition refused is recorded as a breach and raises an alert (once per requisition).
 BREACH = "breach"
 BREACH_ARTICLE = "art-10-par-1"
 #: The delivery record of an alert sent to the webhook (None: no delivery recorded yet).
@@ -42,7 +42,7 @@ def due_soon(days: int) -> str:
 
 
 def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]) -> str | None:
-    """RULES.md, Deadlines: which alert, if any, a deadline calls for on the legal day `today`.
+    """docs/law/deadlines.md, "When a deadline is missed": which alert, if any, a deadline calls for on the legal day `today`.
 
     A deadline is missed once its last day has ended (the day after it, in Rio Branco) while no closing act is
     recorded, or as soon as an act has recorded it missed (Art. 26 par. ún.: the personnel documents not sent by

@@ -1,4 +1,4 @@
-"""Business days and statutory deadlines on the Acre calendar (RULES: "Statutory deadlines").
+"""Business days and statutory deadlines on the Acre calendar (docs/law/deadlines.md).
 
 Holidays are data: the `holidays` library's Brazil/AC calendar (national and Acre state
 holidays) corrected by `domain/statute/calendar-corrections.toml`. No clock is read here and no
@@ -38,7 +38,7 @@ class DueDate:
 
 @dataclass(frozen=True)
 class Correction:
-    """RULES "Calendars and elections are data": one entry of the State's calendar decree.
+    """docs/law/calendars-and-elections.md: one entry of the State's calendar decree.
 
     Either one-off (`on`) or recurring every year from `from_year` to `until_year` (`month`/`day`).
     """
@@ -65,7 +65,7 @@ class Correction:
 
 
 class Calendar:
-    """RULES "Calendars and elections are data": national and Acre holidays, corrections winning."""
+    """docs/law/calendars-and-elections.md: national and Acre holidays, corrections winning."""
 
     def __init__(self, corrections_path: Path | None = None) -> None:
         if corrections_path is None:
@@ -176,7 +176,7 @@ def _remove_name(table: dict[date, tuple[str, ...]], day: date | None, entry: Co
 
 
 def _parse_entry(raw: dict[str, Any], where: str) -> Correction:
-    """RULES "Calendars and elections are data": an entry has name, source and a date or month/day."""
+    """docs/law/calendars-and-elections.md: an entry has name, source and a date or month/day."""
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: not a table")
     if unknown := set(raw) - _ENTRY_KEYS:

@@ -1,7 +1,7 @@
 """Reading the read models: what the API and the scheduler ask of them.
 
 A deadline's recorded status is open, missed (found missed by an act), met-on-time or met-late. Whether an open
-deadline is due soon or missed depends on the day of the question (RULES.md, Deadlines: missed once its last
+deadline is due soon or missed depends on the day of the question (docs/law/deadlines.md, "When a deadline is missed": missed once its last
 day has ended in Rio Branco with no closing act), so `today` is a parameter and the answer is computed here,
 with an index on (status, due_on): "due on or before D" reads only the open deadlines due by D.
 """

@@ -98,7 +98,7 @@ def test_a_creation_is_driven_over_http_from_petition_to_installation_and_its_ar
     case = petition_to_law(api)
     new = install(api, case)
 
-    # Installed Fri 1993-01-01 (RULES, Deadlines: start day excluded, calendar days, moved to the next business
+    # Installed Fri 1993-01-01 (docs/law/deadlines.md: start day excluded, calendar days, moved to the next business
     # day): Art. 23-I 30 days -> Sun 01-31 -> Mon 02-01; Art. 22 and 23-II 60 days -> Tue 03-02; 23-III 90 days
     # -> Thu 04-01; 23-IV 120 days -> Sat 05-01 (also Labour Day) -> Mon 05-03; Art. 24 six months -> Thu 07-01.
     due = {key: row["due_on"] for key, row in deadlines(api, case).items()}

@@ -2,7 +2,7 @@
 
 Each test is one legal sentence. Every date is pinned; the application runs on the in-memory store with a
 pinned clock (2026-11-30). A refusal must name its article, say which figures it compared, and record nothing.
-The specification is RULES.md ("the product's reading of the law").
+The specification is our reading of the law, docs/law/.
 """
 
 from __future__ import annotations
@@ -516,7 +516,7 @@ def test_a_governor_s_creation_petition_with_the_art_4_documents_opens_the_case(
 
 
 def requisition_received(app: Tramita) -> tuple[str, str]:
-    """RULES' worked example: a requisition received on Fri 2025-10-17 is due on Tue 2025-11-18."""
+    """The worked example of docs/law/deadlines.md: a requisition received on Fri 2025-10-17 is due on Tue 2025-11-18."""
     case = open_by_voters(app, date(2025, 10, 14), signatures(30, FEIJO)).number
     requisition = app.issue_requisition(case, MESA, date(2025, 10, 15), body="ibge", items=["art-4-I"]).result
     app.receive_requisition(case, MESA, date(2025, 10, 17), requisition=requisition)

@@ -1,4 +1,4 @@
-"""Business days and deadline arithmetic on the Acre calendar (RULES: "Statutory deadlines")."""
+"""Business days and deadline arithmetic on the Acre calendar (docs/law/deadlines.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def shipped_corrections() -> dict:
     return tomllib.loads(resource.read_text(encoding="utf-8"))
 
 
-# --- The worked examples of RULES.md -------------------------------------------------------
+# --- The worked examples of docs/law/deadlines.md -------------------------------------------------------
 
 
 def test_thirty_days_from_a_friday_ending_on_sunday_before_a_state_holiday_fall_due_on_tuesday(acre: Calendar) -> None:

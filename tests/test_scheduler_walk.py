@@ -1,7 +1,7 @@
 """A creation case walked from its plebiscite to its organic law while the scheduler scans once a day at 09:00
 in Rio Branco, with the alert clock moving day by day: the exact alerts on the exact days, none twice.
 
-The acts of a day are recorded at 17:00, after that day's scan. Due dates (RULES.md, `lei-9784-art-66`: the
+The acts of a day are recorded at 17:00, after that day's scan. Due dates (docs/law/deadlines.md, `lei-9784-art-66`: the
 start day excluded, the last day included, calendar days; months to the same day number; a last day without
 office hours moves to the next business day), counted by hand:
 

@@ -15,10 +15,10 @@ from domain.errors import AlertNotFoundError
 class Alerting(ApplicationBase):
     """Compliance alerts: each deadline's and breach's alerts recorded at most once, and their deliveries."""
 
-    # ------------------------------------------------------------------ alerts (RULES.md, Deadlines)
+    # ------------------------------------------------------------------ alerts (docs/law/deadlines.md)
 
     def raise_alerts(self, case_ref: str | UUID, actor: Actor, *, thresholds: tuple[int, ...]) -> list[UUID]:
-        """RULES.md, Deadlines and Art. 10 §1: record the alerts the case's open deadlines and its breaches call
+        """docs/law/deadlines.md and Art. 10 §1: record the alerts the case's open deadlines and its breaches call
         for today; each at most once.
 
         `today` is the alert clock's day in Rio Branco. An alert already recorded (by an earlier scan, a
