@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from domain.acts import ActContext, require_legal_date
 from domain.case.conditions import CONDITIONS, Verdict
-from domain.case.kinds import FINDING_ITEMS
+from domain.case.kinds import FINDING_ITEMS, KINDS
 from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError, RuleNotInForceError
 from domain.lifecycle import (
-    ActEntry, Lifecycle, Step, act_catalogue, lifecycle_kinds, lifecycle_of, lifecycle_versions,
+    ActEntry, Lifecycle, Step, act_catalogue, lifecycle_of, lifecycle_versions,
 )
 from domain.parameters import Statute
 
@@ -170,9 +170,10 @@ class Admission:
                 return RuleNotInForceError(step.article, f"no version of the {self.kind} lifecycle in force on "
                                            f"{on.isoformat()} orders {act}; the version in force from "
                                            f"{version.effective_from.isoformat()} does", act=act, on=on.isoformat())
-        kinds = [kind for kind in lifecycle_kinds(statute) if _orders(statute, kind, on, act)]
+        kinds = [kind for kind in KINDS if _orders(statute, kind, on, act)]
         where = f"it is an act of: {', '.join(kinds)}" if kinds else "no case kind records it on that date"
-        return ActOutOfOrderError(article, f"{act} is not an act of a {self.kind} case; {where}", kinds=kinds)
+        a = "an" if self.kind[0] in "aeiou" else "a"
+        return ActOutOfOrderError(article, f"{act} is not an act of {a} {self.kind} case; {where}", kinds=kinds)
 
     def _step_refusal(self: Case, statute: Statute, lifecycle: Lifecycle, catalogue: dict[str, ActEntry],
                       step: Step, on: date, municipality: str | None) -> ActOutOfOrderError | None:
