@@ -87,6 +87,8 @@ class Watching:
     def __init__(self, app: Any) -> None:
         self._app = app
         self.states: list[tuple[str, int, list[str]]] = []
+        self.versions: dict[str, int] = {}
+        self.deadlines: set[tuple[str, str, str, str]] = set()
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._app, name)
@@ -108,6 +110,8 @@ class Watching:
     def check(self, number: str) -> None:
         case = self._app.get_case(number)
         on = case.last_occurred_on
+        self.check_deadlines(case, self._app.timeline(number)[self.versions.get(number, 0):])
+        self.versions[number] = case.version
         offered = case.next_acts_document(STATUTE, on)
         assert offered == expected_next_acts(case, self._app.timeline(number), on), (number, case.last_act)
         by_act = {entry["act"]: entry for entry in offered}
@@ -125,6 +129,25 @@ class Watching:
         self.states.append((number, case.version, [entry["act"] for entry in offered]))
 
 
+    def check_deadlines(self, case: Case, saved: list[dict]) -> None:
+        """The deadlines an act's save opened and met are among those its lifecycle step says it opens and closes."""
+        if not saved:
+            return
+        act_row = saved[0]
+        on = date.fromisoformat(act_row["occurred_on"])
+        catalogue = value_in_force(LIFECYCLES, "lifecycle.acts", on)
+        steps = value_in_force(LIFECYCLES, f"lifecycle.{case.kind}", on)["step"]
+        step = next(s for s in steps if catalogue[s["act"]]["event"] == act_row["type"].removeprefix("Case."))
+        for row in saved[1:]:
+            if row["type"] == "Case.DeadlineOpened":
+                assert row["payload"]["rule"] in step.get("opens", []), (step["act"], row["payload"]["rule"])
+                self.deadlines.add((case.kind, step["act"], "opens", row["payload"]["rule"]))
+            elif row["type"] == "Case.DeadlineMet":
+                rule = row["payload"]["deadline"].split(":")[0]
+                assert rule in step.get("closes", []), (step["act"], rule)
+                self.deadlines.add((case.kind, step["act"], "closes", rule))
+
+
 WALKS = [name for name in dir(walks) if name.startswith("test_")]
 
 
@@ -134,6 +157,20 @@ def test_after_each_act_of_a_walk_the_case_offers_exactly_the_acts_its_lifecycle
     getattr(walks, walk)(watching)
     assert len(watching.states) >= 3
     assert any(acts for _, _, acts in watching.states)
+    if "1992_creation" in walk:  # the walk that opens and closes every deadline but the requisitions'
+        assert {rule for *_, rule in watching.deadlines} == {
+            "result-communication", "plenary-registration", "creation-bill", "personnel-documents",
+            "ledger-transfer", "budget-proposal", "administrative-organization-bill", "civil-service-regime-bill",
+            "staff-framework-bill", "organic-law"}
+
+
+def test_a_requisition_s_receipt_opens_and_its_body_s_finding_closes_the_deadlines_its_lifecycle_says():
+    from domain.demo import creation_2026
+
+    watching = Watching(make_app("memory://"))
+    creation_2026(watching, lambda line: None)
+    assert {("creation", "requisition-received", "opens", "requisition-answer"),
+            ("creation", "finding-recorded", "closes", "requisition-answer")} <= watching.deadlines
 
 
 def test_the_walks_cover_every_case_kind():

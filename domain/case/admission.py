@@ -64,7 +64,8 @@ class Admission:
         """Every act: live case, sound legal date, competent body, and the order of the lifecycle in force.
 
         `municipality` names, for an act done by each of several municipalities (a council, an origin), the one
-        this act is for; the others' municipality is the case's own. Returns the lifecycle's step for the act.
+        this act is for; an act of a district's or a new municipality's body is that municipality's (the step's
+        `by`). Returns the lifecycle's step for the act (its article is the one the act records).
         """
         statute, day = ctx.statute, ctx.occurred_on
         lifecycle, catalogue = self.lifecycle(statute, day), act_catalogue(statute, day)
@@ -108,7 +109,8 @@ class Admission:
     def next_acts(self: Case, statute: Statute, on: date) -> list[NextAct]:
         """What may be recorded now in this case, by the lifecycle in force on `on`: exactly the acts whose order
         check passes (the legal date and the actor are each act's own), with the competent roles on `on` and, for
-        an act by a municipality's body, the municipalities it is still due from."""
+        an act by a municipality's body, the municipalities it is still due from. `on` is passed in (the domain
+        never reads the clock): today for "what may be recorded now", or the date a replay stops at."""
         lifecycle, catalogue = self.lifecycle(statute, on), act_catalogue(statute, on)
         if self._final_refusal(statute, lifecycle, catalogue, lifecycle.article, on) is not None:
             return []
