@@ -1,8 +1,9 @@
 """LC 35/1991 as dated data (statute/lc35.toml): "the value in force on date D" for every legal number the domain applies.
 
 The data lives in `domain/statute/lc35.toml` and, for each case kind's order of acts (Art. 1, 8-40),
-`domain/statute/lifecycles.toml`; this module only reads and validates it. A change of law appends a version
-with its own `effective_from`; nothing here knows a legal number.
+`domain/statute/lifecycles.toml`; this module only reads and validates it (the lifecycles' own references are
+checked by `domain.lifecycle.lifecycle_problems`). A change of law appends a version with its own
+`effective_from`; nothing here knows a legal number.
 """
 
 from __future__ import annotations
@@ -154,10 +155,6 @@ class Statute:
                         problems.append(f"{parameter_id}: {earlier.version} overlaps {later.version}")
                     elif earlier.effective_until + timedelta(days=1) != later.effective_from:
                         problems.append(f"{parameter_id}: gap between {earlier.version} and {later.version}")
-        if any(parameter_id.startswith("lifecycle.") for parameter_id in self._versions):
-            from domain.lifecycle import lifecycle_problems  # the lifecycle model reads parameters: no cycle at import
-
-            problems.extend(lifecycle_problems(self))
         return problems
 
 
