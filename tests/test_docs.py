@@ -146,7 +146,5 @@ def test_no_file_but_python_sends_the_reader_outside_the_repository():
     assert mentions_outside([p for p in repository_files() if p.suffix != ".py"]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="docstrings and comments of Python files still cite the reading of the law "
-                   "by its old name; they are re-pointed to docs/law/ after the code moves are merged")
 def test_no_python_file_sends_the_reader_outside_the_repository():
     assert mentions_outside([p for p in repository_files() if p.suffix == ".py"]) == []
