@@ -16,7 +16,6 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 #: Files being written elsewhere, with the anchors agreed for them; checked like any other once they exist.
