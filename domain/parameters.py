@@ -1,7 +1,9 @@
 """LC 35/1991 as dated data (statute/lc35.toml): "the value in force on date D" for every legal number the domain applies.
 
-The data lives in `domain/statute/lc35.toml`; this module only reads and validates it. A change of
-law appends a version with its own `effective_from`; nothing here knows a legal number.
+The data lives in `domain/statute/lc35.toml` and, for each case kind's order of acts (Art. 1, 8-40),
+`domain/statute/lifecycles.toml`; this module only reads and validates it (the lifecycles' own references are
+checked by `domain.lifecycle.lifecycle_problems`). A change of law appends a version with its own
+`effective_from`; nothing here knows a legal number.
 """
 
 from __future__ import annotations
@@ -87,11 +89,15 @@ class Statute:
             versions.sort(key=lambda p: p.effective_from)
 
     @classmethod
-    def load(cls, path: Path | None = None) -> Statute:
+    def load(cls, path: Path | None = None, *more: Path) -> Statute:
+        """The statute read from `path` (and `more` files, whose parameters join the first's); None: the shipped."""
         if path is None:
             return shipped_statute()
-        with open(path, "rb") as file:
-            return cls(tomllib.load(file))
+        documents = []
+        for each in (path, *more):
+            with open(each, "rb") as file:
+                documents.append(tomllib.load(file))
+        return cls(merged(documents))
 
     def ids(self) -> list[str]:
         return sorted(self._versions)
@@ -164,8 +170,22 @@ def _deadline_problems(parameter: Parameter) -> list[str]:
     return problems
 
 
+#: The statute files shipped with the package: LC 35/1991's parameters, then each case kind's lifecycle.
+SHIPPED_FILES = ("lc35.toml", "lifecycles.toml")
+
+
+def merged(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One statute document from several: the first's version, every file's sources and parameters."""
+    return {"version": documents[0]["version"],
+            "sources": {k: v for d in documents for k, v in d.get("sources", {}).items()},
+            "parameter": [p for d in documents for p in d.get("parameter", [])]}
+
+
 @cache
 def shipped_statute() -> Statute:
     """The statute data shipped with the package (read once per process)."""
-    with resources.files("domain.statute").joinpath("lc35.toml").open("rb") as file:
-        return Statute(tomllib.load(file))
+    documents = []
+    for name in SHIPPED_FILES:
+        with resources.files("domain.statute").joinpath(name).open("rb") as file:
+            documents.append(tomllib.load(file))
+    return Statute(merged(documents))

@@ -16,7 +16,6 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 #: Files being written elsewhere, with the anchors agreed for them; checked like any other once they exist.
@@ -146,7 +145,5 @@ def test_no_file_but_python_sends_the_reader_outside_the_repository():
     assert mentions_outside([p for p in repository_files() if p.suffix != ".py"]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="docstrings and comments of Python files still cite the reading of the law "
-                   "by its old name; they are re-pointed to docs/law/ after the code moves are merged")
 def test_no_python_file_sends_the_reader_outside_the_repository():
     assert mentions_outside([p for p in repository_files() if p.suffix == ".py"]) == []

@@ -1,0 +1,137 @@
+"""Art. 19-26 and 40: after the law, from the Administrator to the installation and the obligations it opens.
+
+Art. 20: the Governor's list of three, the Assembly's choice. Art. 19: installation, which opens the deadlines of
+Art. 22 (each origin's books), 23 I-IV (the Mayor's bills) and 24 (the organic law); Art. 26's documents fall due
+that day. Art. 25: the remuneration. Art. 40: the creation and the installation communicated to each recipient.
+When each act is admissible is the kind's lifecycle (domain.case.admission); what it names is judged here.
+"""
+
+from __future__ import annotations
+
+from domain.acts import ActContext, refuse
+from domain.calendar import Calendar
+from domain.case.kinds import DISTRICT_KINDS, INSTALLATION_DEADLINES, NEW_MUNICIPALITY_KINDS, PREFECT_BILLS
+from domain.errors import ActOutOfOrderError, InvalidActError
+from domain.names import normalise_name
+from domain.parameters import Statute
+
+
+class Installation:
+    """The Administrator (Art. 20), the installation (Art. 19) and its obligations (Art. 22-26, 40)."""
+
+    def send_administrator_list(self, ctx: ActContext, *, names: list[str]) -> None:
+        """Art. 20: between creation and installation the Governor sends a list of three names."""
+        self._admit(ctx, "administrator-list-sent")
+        size = ctx.statute.in_force("art-20.administrator-list-size", ctx.occurred_on)
+        distinct = list({normalise_name(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
+        if not size.holds(len(distinct)) or len(distinct) != len(names):
+            raise refuse("art-20", f"the list must hold {size.comparison_words} {size.value} distinct names; "
+                         f"{len(distinct)} distinct of {len(names)} were sent", required=size.value, found=len(distinct))
+        self._record(self.AdministratorListSent, ctx, article="art-20", rule_versions={size.id: size.version},
+                     names=distinct)
+
+    def appoint_administrator(self, ctx: ActContext, *, administrator: str) -> None:
+        """Art. 20: the Assembly chooses the Administrator from the Governor's list."""
+        self._admit(ctx, "administrator-appointed")
+        chosen = {normalise_name(n): n for n in self.administrator_list}.get(normalise_name(administrator))
+        if chosen is None:
+            raise refuse("art-20", f"{administrator!r} is not on the Governor's list "
+                         f"({', '.join(self.administrator_list)})")
+        self._record(self.AdministratorAppointed, ctx, article="art-20", administrator=chosen)
+
+    def install(self, ctx: ActContext, calendar: Calendar, *, mayor: str, vice_mayor: str,
+                councillors: list[str]) -> None:
+        """Art. 19: installation; Art. 22, 23 and 24 deadlines start; Art. 26's documents are due today."""
+        self._admit(ctx, "municipality-installed")
+        if not mayor.strip() or not vice_mayor.strip() or not councillors:
+            raise InvalidActError("mayor", "installation names the Mayor, the Vice-Mayor and the councillors")
+        self._record(self.MunicipalityInstalled, ctx, article="art-19", mayor=mayor, vice_mayor=vice_mayor,
+                     councillors=list(councillors))
+        for origin in self.municipalities:
+            key = f"personnel-documents:{origin}"
+            self._record(self.DeadlineDueDateSet, ctx, article="art-26", deadline=key, due_on=ctx.occurred_on)
+            if self._deadline_open(key):
+                self._record(self.DeadlineMissed, ctx, article="art-26", deadline=key)
+            self._open_deadline(ctx, calendar, "ledger-transfer", key=f"ledger-transfer:{origin}",
+                                who="origin-municipality", municipality=origin)
+        for rule in INSTALLATION_DEADLINES:
+            self._open_deadline(ctx, calendar, rule, municipality=self.law["new_municipality"])
+
+    def transfer_ledger(self, ctx: ActContext, *, origin: str, document: str) -> None:
+        """Art. 22 par. ún.: an origin municipality delivers the books and accounts to the new one."""
+        self._origin(origin)
+        self._admit(ctx, "ledger-transferred", municipality=origin)
+        key = f"ledger-transfer:{origin}"
+        self._record(self.LedgerTransferred, ctx, article="art-22", origin=origin, document=document)
+        self._close_deadline(ctx, key, "ledger-transferred")
+        self._conclude_if_done(ctx)
+
+    def send_personnel_documents(self, ctx: ActContext, *, origin: str, document: str) -> None:
+        """Art. 26 par. ún.: an origin municipality sends its staff documents (due by the installation)."""
+        self._origin(origin)
+        self._admit(ctx, "personnel-documents-sent", municipality=origin)
+        key = f"personnel-documents:{origin}"
+        self._record(self.PersonnelDocumentsSent, ctx, article="art-26", origin=origin, document=document)
+        self._close_deadline(ctx, key, "personnel-documents-sent")
+        self._conclude_if_done(ctx)
+
+    def submit_prefect_bill(self, ctx: ActContext, *, item: str, bill: str) -> None:
+        """Art. 23 I-IV: the Mayor sends the budget, organisation, civil-service and staff bills."""
+        if item not in PREFECT_BILLS:
+            raise InvalidActError("item", f"{item!r} is not one of {', '.join(PREFECT_BILLS)}")
+        self._admit(ctx, "prefect-bill-submitted")
+        if item in self.bills:
+            raise ActOutOfOrderError(item, f"the {item} bill was already sent on {self.bills[item]['on'].isoformat()}")
+        self._record(self.PrefectBillSubmitted, ctx, article=item, item=item, bill=bill)
+        self._close_deadline(ctx, PREFECT_BILLS[item], "prefect-bill-submitted")
+        self._conclude_if_done(ctx)
+
+    def promulgate_organic_law(self, ctx: ActContext, *, organic_law: str) -> None:
+        """Art. 24: the Câmara promulgates the organic law within six months of the installation."""
+        self._admit(ctx, "organic-law-promulgated")
+        self._record(self.OrganicLawPromulgated, ctx, article="art-24", organic_law=organic_law)
+        self._close_deadline(ctx, "organic-law", "organic-law-promulgated")
+        self._conclude_if_done(ctx)
+
+    def fix_remuneration(self, ctx: ActContext, *, act: str) -> None:
+        """Art. 25: once in office, the Câmara fixes the remuneration for the legislature."""
+        self._admit(ctx, "remuneration-fixed")
+        self._record(self.RemunerationFixed, ctx, article="art-25", act=act)
+        self._conclude_if_done(ctx)
+
+    def send_communication(self, ctx: ActContext, *, subject: str, recipient: str, document: str) -> None:
+        """Art. 40: the creation and the installation are communicated to the Union, State, origin, IBGE, EBCT."""
+        self._admit(ctx, "district-communication-sent" if self.kind in DISTRICT_KINDS else "communication-sent")
+        expected = self.communications_due(ctx)
+        if f"{subject}:{recipient}" not in expected:
+            raise InvalidActError("recipient", f"{subject}:{recipient} is not an Art. 40 communication of this "
+                                  f"case at this point ({', '.join(expected) or 'none due'})")
+        if f"{subject}:{recipient}" in self.communications:
+            raise ActOutOfOrderError("art-40", f"the {subject} was already communicated to {recipient}")
+        self._record(self.CommunicationSent, ctx, article="art-40", subject=subject, recipient=recipient,
+                     document=document)
+        self._conclude_if_done(ctx)
+
+    def communications_due(self, ctx: ActContext) -> list[str]:
+        """Art. 40's checklist as it stands: `subject:recipient` for each act already done."""
+        return self._communications_due(ctx.statute)
+
+    def _communications_due(self, statute: Statute) -> list[str]:
+        if self.kind not in NEW_MUNICIPALITY_KINDS + ("district_creation",) or self.law is None:
+            return []
+        recipients = statute.in_force("art-40.recipients", self.law["on"]).value
+        subjects = statute.in_force("art-40.communicated-acts", self.law["on"]).value
+        done = {"creation": self.law is not None, "installation": self.installation is not None}
+        if self.kind == "district_creation":
+            done = {"creation": True}
+        expanded = []
+        for recipient in recipients:
+            if recipient == "origin-municipality":
+                expanded += [f"origin-municipality:{code}" for code in self.municipalities]
+            else:
+                expanded.append(recipient)
+        return [f"{s}:{r}" for s in subjects if done.get(s) for r in expanded]
+
+    def _origin(self, origin: str) -> None:
+        if origin not in self.municipalities:
+            raise InvalidActError("origin", f"{origin} is not an origin municipality of this case")

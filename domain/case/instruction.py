@@ -1,0 +1,195 @@
+"""Art. 4, 5, 10 (and Art. 32): the instruction of a case: requisitions, findings and the requirements met.
+
+Art. 10: for a voters' initiative the Mesa requisitions information; each receipt opens the answer deadline
+(its length is statute data) and a refusal is a breach (Art. 10 §1). Art. 4 par. ún., 32: each finding by its
+competent body.
+Art. 4, 5: the requirements met for the new municipality and for every origin after the split. When each act is
+admissible is the kind's lifecycle (domain.case.admission); what the figures show is judged here.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from domain.acts import ActContext, refuse
+from domain.calendar import Calendar
+from domain.case.kinds import BOOLEAN_ITEMS, FINDING_ITEMS
+from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError
+from domain.rules import ART_4_FIGURES, ART_4_ITEMS, Judgement, amount, judge_figures, whole
+
+
+class Instruction:
+    """Requisitions (Art. 10), findings (Art. 4 par. ún., 32) and the requirements (Art. 4, 5)."""
+
+    def issue_requisition(self, ctx: ActContext, *, body: str, items: list[str]) -> str:
+        """Art. 10: for a voters' initiative, the Mesa requisitions information from a competent body."""
+        self._admit(ctx, "requisition-issued")
+        competence = ctx.statute.in_force("competence.finding", ctx.occurred_on).value
+        bodies = {b for roles in competence.values() for b in roles}
+        if body not in bodies:
+            raise InvalidActError("body", f"{body!r} is not a competent body ({', '.join(sorted(bodies))})")
+        requisition = f"R{len(self.requisitions) + 1}"
+        self._record(self.RequisitionIssued, ctx, article="art-10", requisition=requisition, body=body,
+                     items=list(items))
+        return requisition
+
+    def receive_requisition(self, ctx: ActContext, calendar: Calendar, *, requisition: str) -> None:
+        """Art. 10: the body's receipt of the requisition opens the 30-day answer deadline."""
+        self._admit(ctx, "requisition-received")
+        entry = self._requisition(requisition)
+        if entry["received_on"] is not None:
+            raise ActOutOfOrderError("art-10", f"requisition {requisition} was received on {entry['received_on']}")
+        if ctx.actor.role not in ("assembly-mesa", entry["body"]):
+            raise refuse("art-10", f"the receipt of {requisition} is recorded by the Mesa or by {entry['body']}")
+        self._record(self.RequisitionReceived, ctx, article="art-10", requisition=requisition)
+        self._open_deadline(ctx, calendar, "requisition-answer", key=f"requisition-answer:{requisition}",
+                            who=entry["body"])
+
+    def refuse_requisition(self, ctx: ActContext, *, requisition: str, reason: str) -> None:
+        """Art. 10 §1: no authority may refuse; a refusal is recorded as a breach and the deadline stays open."""
+        self._admit(ctx, "requisition-refused")
+        entry = self._requisition(requisition)
+        if not reason.strip():
+            raise InvalidActError("reason", "the refusal's terms are required")
+        self._record(self.RequisitionRefused, ctx, article="art-10", requisition=requisition,
+                     body=entry["body"], reason=reason)
+
+    def record_finding(self, ctx: ActContext, *, item: str, value: Any, document: str,
+                       by_origin: dict[str, Any] | None = None, state_tax_revenue: Any = None,
+                       origin_figures: dict[str, dict[str, Any]] | None = None) -> None:
+        """Art. 4 par. ún. / Art. 32: a competent body records its finding; it answers its open requisitions.
+
+        In a creation case, the finding that completes Art. 4 records, in the same save, that the requirements
+        are met when Art. 5 also holds on the registry figures in force (`origin_figures`); otherwise the Mesa's
+        verification or the plebiscite decree judges them later and says what fails.
+        """
+        self._admit(ctx, "finding-recorded")  # its competence is judged by item, below
+        allowed = FINDING_ITEMS.get(self.kind, ())
+        if item not in allowed:
+            raise InvalidActError("item", f"{item!r} is not a finding of a {self.kind} case ({', '.join(allowed)})")
+        competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
+        ctx.require_role(competence.value[item], competence.article, f"the {item} finding")
+        if not document.strip():
+            raise InvalidActError("document", "a finding cites its document")
+        versions = {competence.id: competence.version}
+        value, by_origin, tax = self._finding_value(item, value, by_origin or {}, state_tax_revenue)
+        holds = bool(value) if item in BOOLEAN_ITEMS else None
+        self._record(self.FindingRecorded, ctx, article=item, rule_versions=versions, item=item,
+                     body=ctx.actor.role, value=value, by_origin=by_origin, state_tax_revenue=tax,
+                     document=document, holds=holds)
+        for requisition, entry in self.requisitions.items():
+            key = f"requisition-answer:{requisition}"
+            if entry["body"] == ctx.actor.role and self._deadline_open(key):
+                self._close_deadline(ctx, key, "finding-recorded")
+        if self.kind == "creation" and origin_figures is not None:
+            self._rejudge_requirements(ctx, origin_figures)
+
+    def _rejudge_requirements(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
+        """After a creation's finding: record the requirements met, or lapsed if a new finding breaks them."""
+        try:
+            self._record_requirements_met(ctx, origin_figures)
+        except LegalRuleError as refusal:
+            if self.requirements is not None:
+                self._record(self.RequirementsLapsed, ctx, article=refusal.article, reason=refusal.message)
+
+    def verify_requirements(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
+        """Art. 4 and 5: every item holds for the new municipality, and every origin keeps them after the split.
+
+        `origin_figures` holds each origin's registry figures in force on the act's date (None = unknown).
+        """
+        self._admit(ctx, "requirements-verified")
+        self._record_requirements_met(ctx, origin_figures)
+
+    def _record_requirements_met(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
+        """Judge Art. 4 I-VI and Art. 5; record that they are met, or refuse naming the first that fails."""
+        judgement = Judgement(holds=True)
+        missing = [item for item in ART_4_ITEMS if item not in self.findings]
+        missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
+                    if "art-4-VI" in self.findings and body not in self.findings["art-4-VI"]]
+        if missing:
+            raise refuse("art-4-par-unico", f"findings missing: {', '.join(missing)}", missing=missing)
+        figures = {figure: self._finding(item)["value"] for item, figure in ART_4_FIGURES.items()}
+        tax = self._finding("art-4-III")["state_tax_revenue"]
+        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, "the new municipality")
+        for item in BOOLEAN_ITEMS[:2]:
+            verdicts[item] = all(f["holds"] for f in self.findings[item].values())
+            if not verdicts[item]:
+                judgement.reasons.append(f"{item}: the finding does not hold")
+        failed = [item for item, ok in verdicts.items() if not ok]
+        if failed:
+            raise refuse(failed[0], "; ".join(judgement.reasons), verdicts=verdicts)
+        remainders = self._art_5_remainders(ctx, origin_figures, judgement)
+        self._record(self.RequirementsVerified, ctx, article="art-5", rule_versions=judgement.versions,
+                     verdicts=verdicts, remainders=remainders)
+
+    def _art_5_remainders(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]],
+                          judgement: Judgement, origins: list[str] | None = None) -> dict[str, Any]:
+        """Art. 5: each origin's figures minus the area leaving it must still meet Art. 4 I-IV."""
+        tax = self._finding("art-4-III")["state_tax_revenue"] if "art-4-III" in self.findings else None
+        remainders: dict[str, Any] = {}
+        for origin in origins or self.municipalities:
+            known = origin_figures.get(origin, {})
+            portions = {figure: self._portion(item, origin) for item, figure in ART_4_FIGURES.items()}
+            left = {figure: _remainder(known.get(figure), portions[figure]) for figure in portions}
+            unknown = [figure for figure, value in left.items() if value is None]
+            if unknown:
+                raise refuse("art-5", f"the {', '.join(unknown)} of origin {origin} on {ctx.occurred_on.isoformat()} "
+                             f"is not known in the registry (or the area's share has no finding); record it "
+                             f"before judging Art. 5", origin=origin, unknown=unknown)
+            verdicts = judge_figures(ctx.statute, ctx.occurred_on, left, tax, judgement, f"origin {origin} would keep")
+            remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
+            if not all(verdicts.values()):
+                raise refuse("art-5", f"creating this municipality would make origin {origin} lose the Art. 4 "
+                             f"requirements: {'; '.join(judgement.reasons)}", origin=origin, remainder=remainders[origin])
+        return remainders
+
+    def _requisition(self, requisition: str) -> dict[str, Any]:
+        if requisition not in self.requisitions:
+            raise InvalidActError("requisition", f"no requisition {requisition!r} in case {self.number}")
+        return self.requisitions[requisition]
+
+    def _finding(self, item: str) -> dict[str, Any]:
+        """The latest finding of an item (by any of its bodies)."""
+        return max(self.findings[item].values(), key=lambda f: f["on"])
+
+    def _portion(self, item: str, origin: str) -> Any:
+        """Art. 5: the share of an Art. 4 figure that leaves `origin` (from the finding's breakdown)."""
+        if item not in self.findings:
+            return None
+        finding = self._finding(item)
+        value = finding["by_origin"].get(origin)
+        return None if value is None else (Decimal(str(value)) if item == "art-4-III" else int(value))
+
+    def _finding_value(self, item: str, value: Any, by_origin: dict[str, Any],
+                       tax: Any) -> tuple[Any, dict[str, Any], Any]:
+        """Validate a finding's figures: whole counts, decimal revenue, a per-origin breakdown that adds up."""
+        if item in BOOLEAN_ITEMS:
+            if not isinstance(value, bool):
+                raise InvalidActError("value", f"the {item} finding is yes (true) or no (false)")
+            return value, {}, None
+        parse = (lambda v, f: amount(v, f)) if item == "art-4-III" else whole
+        value = parse(value, "value")
+        if item == "art-4-III":
+            if tax is None:
+                raise InvalidActError("state_tax_revenue", "the art-4-III finding states the State's tax revenue")
+            tax = amount(tax, "state_tax_revenue")
+        if self.kind in ("creation", "dismemberment"):
+            origins = self.municipalities
+            if not by_origin and len(origins) == 1:
+                by_origin = {origins[0]: value}
+            if sorted(by_origin) != sorted(origins):
+                raise InvalidActError("by_origin", f"give the share of each origin ({', '.join(origins)})")
+            by_origin = {code: parse(v, f"by_origin.{code}") for code, v in by_origin.items()}
+            if sum(by_origin.values()) != value:
+                raise InvalidActError("by_origin", f"the origins' shares add up to {sum(by_origin.values())}, "
+                                      f"not {value}")
+        else:
+            by_origin = {}
+        return value, by_origin, tax
+
+
+def _remainder(known: Any, portion: Any) -> Any:
+    if known is None or portion is None:
+        return None
+    return known - portion

@@ -1,0 +1,35 @@
+"""Art. 1, 4, 23, 28-31, 37: the case kinds and the vocabularies their acts use (item ids, not legal numbers).
+
+The order of each kind's acts is data (domain/statute/lifecycles.toml); these names say which kind of case an
+act judges and which items a finding or a bill may name.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID, uuid5
+
+from domain.registry import REGISTRY_NAMESPACE
+from domain.rules import ART_4_ITEMS
+
+KINDS = ("creation", "incorporation", "fusion", "dismemberment", "district_creation", "district_suppression",
+         "extinction")
+MUNICIPAL_KINDS = ("creation", "incorporation", "fusion", "dismemberment")
+DISTRICT_KINDS = ("district_creation", "district_suppression")
+NEW_MUNICIPALITY_KINDS = ("creation", "fusion")
+COUNCIL_ARTICLE = {"dismemberment": "art-28", "incorporation": "art-29", "fusion": "art-30"}
+FINDING_ITEMS = {
+    "creation": ART_4_ITEMS,
+    "dismemberment": ("art-4-I", "art-4-II", "art-4-III", "art-4-IV"),
+    "extinction": ART_4_ITEMS,
+    "district_creation": ("art-31-I", "art-31-II", "art-31-III"),
+}
+BOOLEAN_ITEMS = ("art-4-V", "art-4-VI", "art-31-III")
+PREFECT_BILLS = {"art-23-I": "budget-proposal", "art-23-II": "administrative-organization-bill",
+                 "art-23-III": "civil-service-regime-bill", "art-23-IV": "staff-framework-bill"}
+INSTALLATION_DEADLINES = ("budget-proposal", "administrative-organization-bill", "civil-service-regime-bill",
+                          "staff-framework-bill", "organic-law")
+
+
+def case_id_for(number: str) -> UUID:
+    """Deterministic id of the case numbered `number` (e.g. LC35-2026-0001)."""
+    return uuid5(REGISTRY_NAMESPACE, f"case:{number}")

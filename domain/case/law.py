@@ -1,0 +1,172 @@
+"""Art. 17, 21, 31, 32, 37 and CF art. 18 §4: the case's law, and the extinction request it needs.
+
+Art. 17: the creation law names the municipality after its seat, gives its limits, comarca and districts; its name
+is new in Brazil and no date (par. ún.). Art. 21: whose legislation applies. CF art. 18 §4: since its amendment of
+1996 no creation, incorporation, fusion or dismemberment law while no federal period is open. Art. 31, 32: a district's
+municipal law. Art. 37: an extinction needs the loss of Art. 4 (I) and two thirds of the voters (II, certified by
+the TRE). When the law is admissible is the kind's lifecycle (domain.case.admission); its contents are judged here.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from domain.acts import ActContext, refuse
+from domain.calendar import Calendar
+from domain.case.kinds import BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS
+from domain.case.opening import federal_gate
+from domain.errors import InvalidActError
+from domain.names import ToponymList, normalise_name
+from domain.rules import (
+    ART_4_FIGURES, Judgement, check_district_law_date, check_name, judge_extinction_request, judge_figures,
+)
+
+
+class Law:
+    """The case's law (Art. 17, 31, 37), its contents and gates, and the Art. 37-II request's certificate."""
+
+    def enact_law(self, ctx: ActContext, calendar: Calendar, *, law: str, toponyms: ToponymList | None = None,
+                  origin_figures: dict[str, dict[str, Any]] | None = None, name: str | None = None,
+                  seat_origin: str | None = None, limits: str = "", comarca: str = "",
+                  districts: list[str] | None = None, living_person_declaration: bool = False,
+                  ibge_code: str | None = None, reintegration: dict[str, Any] | None = None) -> None:
+        """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
+
+        Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
+        Art. 17's contents and name, Art. 5 for a dismemberment, Art. 21's legislation, Art. 31 and 32 for a
+        district, Art. 37 for an extinction. The application passes the registry's figures and the toponym list in.
+        """
+        article = self._admit(ctx, "district-law-enacted" if self.kind in DISTRICT_KINDS else "law-enacted").article
+        origin_figures = origin_figures or {}
+        versions: dict[str, str] = {}
+        contents: dict[str, Any] = {"limits": limits, "comarca": comarca, "districts": list(districts or [])}
+        legislation_of: dict[str, Any] = {}
+        new_municipality = None
+        seat = None
+        if self.kind in MUNICIPAL_KINDS:
+            versions.update(self._judge_federal_gate(ctx))
+        if self.kind in NEW_MUNICIPALITY_KINDS:
+            seat = self.result["seat"] if self.kind == "fusion" else name
+            self._judge_law_contents(name, seat, limits, comarca, districts)
+            versions.update(check_name(toponyms or ToponymList.shipped(), name or "", "art-17-par-unico",
+                                       living_person_declaration))
+            new_municipality = ibge_code or f"new:{self.number}"
+            legislation_of = self._legislation_of(seat_origin, origin_figures)
+        elif self.kind == "dismemberment":
+            judgement = Judgement(holds=True)
+            contents["art-5"] = self._art_5_remainders(ctx, origin_figures, judgement, origins=self.municipalities)
+            versions.update(judgement.versions)
+        elif self.kind == "district_creation":
+            versions.update(self._judge_district_findings(ctx))
+            versions.update(check_district_law_date(ctx.statute, ctx.occurred_on).versions)
+            versions.update(check_name(toponyms or ToponymList.shipped(), self.district or "", "art-32-par-unico",
+                                       living_person_declaration))
+        elif self.kind == "extinction":
+            contents["lost"], extinction_versions = self._judge_extinction(ctx)
+            versions.update(extinction_versions)
+            contents["reintegration"] = _reintegration(reintegration or {})
+        self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
+                     contents=contents, new_municipality=new_municipality, legislation_of=legislation_of)
+        if self.kind in NEW_MUNICIPALITY_KINDS:
+            for origin in self.municipalities:
+                self._open_deadline(ctx, calendar, "personnel-documents", key=f"personnel-documents:{origin}",
+                                    who="origin-municipality", municipality=origin)
+
+    def _judge_law_contents(self, name: str | None, seat: str | None, limits: str, comarca: str,
+                            districts: list[str] | None) -> None:
+        """Art. 17 I-IV: the law names the municipality after its seat, gives limits, comarca and districts."""
+        if not (name or "").strip():
+            raise refuse("art-17-I", "the law names the new municipality")
+        if seat and normalise_name(seat) != normalise_name(name or ""):
+            raise refuse("art-17-I", f"the name must be that of the seat ({seat}), not {name}")
+        if not limits.strip():
+            raise refuse("art-17-II", "the law states the municipality's limits")
+        if not comarca.strip():
+            raise refuse("art-17-III", "the law states the comarca it belongs to")
+        if not districts:
+            raise refuse("art-17-IV", "the law lists the districts with their boundaries")
+
+    def _legislation_of(self, seat_origin: str | None, origin_figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Art. 21: the seat's origin's legislation (creation), or the largest-revenue origin's (fusion)."""
+        if self.kind == "creation":
+            origin = seat_origin or (self.municipalities[0] if len(self.municipalities) == 1 else None)
+            if origin not in self.municipalities:
+                raise InvalidActError("seat_origin", f"name the origin municipality of the seat "
+                                      f"({', '.join(self.municipalities)})")
+            return {"municipality": origin, "article": "art-21-I"}
+        revenues = {code: origin_figures.get(code, {}).get("revenue") for code in self.municipalities}
+        unknown = [code for code, value in revenues.items() if value is None]
+        if unknown:
+            return {"municipality": None, "article": "art-21-II",
+                    "note": f"revenue unknown in the registry for {', '.join(unknown)}"}
+        return {"municipality": max(revenues, key=lambda code: revenues[code]), "article": "art-21-II",
+                "revenues": {code: str(value) for code, value in revenues.items()}}
+
+    def _judge_federal_gate(self, ctx: ActContext) -> dict[str, str]:
+        """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law."""
+        closed_since, versions = federal_gate(ctx, self.kind)
+        if closed_since is not None:
+            raise refuse("cf-art-18-par-4", f"since {closed_since.isoformat()} a {self.kind} law needs "
+                         f"the period of a federal complementary law, and none is open on "
+                         f"{ctx.occurred_on.isoformat()} (EC 15/1996; STF ADPF 819)",
+                         gate_since=closed_since.isoformat())
+        return versions
+
+    def _judge_district_findings(self, ctx: ActContext) -> dict[str, str]:
+        """Art. 31 par. ún. I-III: buildings, population and the boundary description all hold."""
+        judgement = Judgement(holds=True)
+        missing = [item for item in FINDING_ITEMS["district_creation"] if item not in self.findings]
+        missing += [f"art-31-III ({body})" for body in ("pge", "sectma")
+                    if "art-31-III" in self.findings and body not in self.findings["art-31-III"]]
+        if missing:
+            raise refuse("art-32", f"findings missing: {', '.join(missing)}", missing=missing)
+        for item, parameter_id, what in (("art-31-I", "art-31-I.buildings", "buildings"),
+                                         ("art-31-II", "art-31-II.population", "inhabitants")):
+            rule = judgement.use(ctx.statute.in_force(parameter_id, ctx.occurred_on))
+            found = self._finding(item)["value"]
+            if not rule.holds(found):
+                raise refuse(item, f"the district has {found} {what}; {rule.comparison_words} {rule.value} are required",
+                             required=rule.value, found=found)
+        if not all(f["holds"] for f in self.findings["art-31-III"].values()):
+            raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
+        return judgement.versions
+
+    def _judge_extinction(self, ctx: ActContext) -> tuple[list[str], dict[str, str]]:
+        """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II)."""
+        if self.extinction_request is None or not self.extinction_request["holds"]:
+            raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified "
+                         "by the TRE" + ("" if self.extinction_request is None else
+                                         f" ({self.extinction_request['figures']})"))
+        judgement = Judgement(holds=True)
+        figures = {figure: self._finding(item)["value"] if item in self.findings else None
+                   for item, figure in ART_4_FIGURES.items()}
+        tax = self._finding("art-4-III")["state_tax_revenue"] if "art-4-III" in self.findings else None
+        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, "the municipality")
+        found = {item for item in self.findings} - ({"art-4-II"} if "art-4-I" not in self.findings else set())
+        lost = [item for item, ok in verdicts.items() if item in found and not ok]
+        lost += [item for item in BOOLEAN_ITEMS[:2] if item in self.findings
+                 and any(f["holds"] is False for f in self.findings[item].values())]
+        if not lost:
+            raise refuse("art-37-I", "no finding shows the loss of an Art. 4 requirement")
+        return lost, judgement.versions
+
+    def certify_extinction_request(self, ctx: ActContext, *, valid_signatures: Any, registered_voters: Any) -> None:
+        """Art. 37-II: the TRE certifies the request's valid signatures against the registered voters."""
+        self._admit(ctx, "request-signatures-certified")
+        judgement = judge_extinction_request(ctx.statute, ctx.occurred_on, valid_signatures, registered_voters)
+        self._record(self.ExtinctionRequestCertified, ctx, article="art-37-II", rule_versions=judgement.versions,
+                     valid_signatures=judgement.figures["valid_signatures"],
+                     registered_voters=judgement.figures["registered_voters"], holds=judgement.holds,
+                     figures=judgement.figures)
+
+
+def _reintegration(shares: dict[str, Any]) -> dict[str, str]:
+    """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1)."""
+    if not shares:
+        raise refuse("art-37-par-unico", "the law states the origin(s) the territory returns to, with shares")
+    parsed = {code: Fraction(str(value)) for code, value in shares.items()}
+    if sum(parsed.values()) != 1 or any(v <= 0 for v in parsed.values()):
+        raise refuse("art-37-par-unico", f"the reintegration shares must be positive and add up to 1, "
+                     f"not {sum(parsed.values())}")
+    return {code: str(value) for code, value in parsed.items()}

@@ -1,0 +1,138 @@
+"""Art. 8, 9, 31, 37, 38 and Art. 16 par. ún.: opening a case (what it concerns, what it freezes) and archiving it.
+
+The opening act of each kind, and its article, is the first step of the kind's lifecycle (statute data); its
+territories (Art. 1 §1-4), the voters' signatures (Art. 8), the Governor's or Deputy's documents (Art. 9) and the
+federal gate (CF art. 18 §4) are judged here. Any case may be archived by the body that holds it until its law.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from domain.acts import ActContext, refuse, require_legal_date
+from domain.case.kinds import DISTRICT_KINDS, KINDS, MUNICIPAL_KINDS, case_id_for
+from domain.errors import InvalidActError
+from domain.lifecycle import lifecycle_of
+from domain.rules import ART_4_ITEMS, amount, check_signatures
+
+if TYPE_CHECKING:
+    from domain.case import Case
+
+
+class Opening:
+    """Opening (Art. 8, 9, 31, 37) and archiving (Art. 16 par. ún.) a case."""
+
+    @classmethod
+    def open(cls, ctx: ActContext, *, number: str, kind: str, municipalities: list[str],
+             receiving: str | None = None, areas: list[dict[str, Any]] | None = None,
+             proposed_name: str | None = None, district: str | None = None,
+             signatures: list[dict[str, Any]] | None = None, documents: dict[str, str] | None = None,
+             existing: set[str] = frozenset()) -> Case:
+        """Art. 8, 9 (Art. 31 for districts, Art. 37 for extinction): open a case and decide what it freezes.
+
+        `existing` is the set of registered IBGE codes (the application reads the registry).
+        """
+        require_legal_date(ctx, None)
+        statute, day = ctx.statute, ctx.occurred_on
+        if kind not in KINDS:
+            raise InvalidActError("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        opening = lifecycle_of(statute, kind, day).opening
+        article = opening.article
+        areas, signatures, documents = list(areas or []), list(signatures or []), dict(documents or {})
+        municipalities = list(dict.fromkeys(municipalities))
+        for code in municipalities + ([receiving] if receiving else []):
+            if code not in existing:
+                raise InvalidActError("municipalities", f"{code} is not a municipality of the registry")
+        versions: dict[str, str] = {}
+        if kind in DISTRICT_KINDS:
+            ctx.require_competent(opening.act, article, municipality=municipalities[0] if municipalities else None)
+            if len(municipalities) != 1 or not (district or "").strip():
+                raise InvalidActError("district", "a district case names one municipality and the district")
+            initiator = ctx.actor.role
+        elif kind == "extinction":
+            ctx.require_competent(opening.act, article)
+            if len(municipalities) != 1:
+                raise InvalidActError("municipalities", "an extinction case names the one municipality to extinguish")
+            initiator = "voters"
+        else:
+            ctx.require_competent(opening.act, article)
+            initiator = {"governor": "governor", "deputy": "deputy"}.get(ctx.actor.role, "voters")
+            _check_territories(kind, municipalities, receiving, areas)
+            if initiator == "voters":
+                area_keys = [_area_key(a) for a in areas] or municipalities
+                versions.update(check_signatures(statute, day, signatures, area_keys).versions)
+            elif signatures:
+                raise InvalidActError("signatures", "signatures accompany a voters' representation only (Art. 8)")
+            if initiator != "voters" and kind == "creation":
+                missing = [item for item in ART_4_ITEMS if not str(documents.get(item, "")).strip()]
+                if missing:
+                    raise refuse("art-9", f"a {initiator}'s initiative must come with the Art. 4 documents; "
+                                 f"missing: {', '.join(missing)}", missing=missing)
+        closed_since, gate_versions = federal_gate(ctx, kind)
+        versions.update(gate_versions)
+        impediments = [] if closed_since is None else [{
+            "article": "cf-art-18-par-4",
+            "message": "no federal complementary law sets the period for this act (EC 15/1996); the law "
+                       "enacting it will be refused while the gate is closed"}]
+        freezing = kind in MUNICIPAL_KINDS
+        freezes = municipalities + ([receiving] if receiving else []) if freezing else []
+        return cls._start(  # type: ignore[attr-defined]
+            cls.PetitionFiled, ctx, id=case_id_for(number), article=article,  # type: ignore[attr-defined]
+            rule_versions=versions,
+            number=number, kind=kind, initiator=initiator, municipalities=municipalities, receiving=receiving,
+            areas=[_clean_area(a) for a in areas], proposed_name=proposed_name, district=district,
+            signatures=signatures, documents=documents, impediments=impediments, freezes=freezes,
+        )
+
+    def archive(self, ctx: ActContext, *, reason: str) -> None:
+        """Art. 16 par. ún. (or withdrawal/rejection): the body holding the case archives it; the freeze lifts."""
+        self._admit(ctx, "district-case-archived" if self.kind in DISTRICT_KINDS else "case-archived")
+        if not reason.strip():
+            raise InvalidActError("reason", "an archive states its reason")
+        self._record(self.CaseArchived, ctx, article="art-16-par-unico", reason=reason)
+
+    @property
+    def article_of_opening(self) -> str:
+        """The article the case was opened under (its first event's)."""
+        return self.opening_article
+
+
+def _area_key(area: dict[str, Any]) -> str:
+    return f"{area['municipality']}/{area['district']}" if area.get("district") else str(area["municipality"])
+
+
+def _clean_area(area: dict[str, Any]) -> dict[str, Any]:
+    if "municipality" not in area:
+        raise InvalidActError("areas[].municipality", "each area names the municipality it is taken from")
+    return {"municipality": str(area["municipality"]), "district": area.get("district"),
+            "area_km2": amount(area.get("area_km2", 0), "areas[].area_km2"),
+            "description": str(area.get("description", ""))}
+
+
+def _check_territories(kind: str, municipalities: list[str], receiving: str | None,
+                       areas: list[dict[str, Any]]) -> None:
+    """Art. 1 §1-4: which municipalities each kind of case concerns."""
+    if not municipalities:
+        raise InvalidActError("municipalities", "name the origin municipality or municipalities")
+    if kind == "fusion" and len(municipalities) < 2:
+        raise InvalidActError("municipalities", "a fusion joins two or more municipalities (Art. 1 §3)")
+    if kind in ("incorporation", "dismemberment"):
+        if len(municipalities) != 1 or not receiving or receiving in municipalities:
+            raise InvalidActError("receiving", f"a {kind} names one origin and a different receiving municipality")
+    elif receiving:
+        raise InvalidActError("receiving", f"a {kind} case has no receiving municipality")
+    if kind in ("creation", "dismemberment"):
+        if not areas:
+            raise InvalidActError("areas", f"a {kind} petition describes the area taken from each origin")
+        for area in areas:
+            if str(area.get("municipality")) not in municipalities:
+                raise InvalidActError("areas[].municipality", f"{area.get('municipality')} is not an origin")
+
+
+def federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:
+    """CF art. 18 §4 on the act's date: since when the gate is closed for this kind (None: open), and versions."""
+    gated = ctx.statute.in_force("cf-art-18-par-4.gated-kinds", ctx.occurred_on)
+    period = ctx.statute.in_force("cf-art-18-par-4.federal-period", ctx.occurred_on)
+    closed = kind in gated.value and period.value == "closed"
+    return (period.effective_from if closed else None), {gated.id: gated.version, period.id: period.version}
