@@ -96,7 +96,7 @@ def case_link(case_id: str, description: str = "the case as the act left it") ->
 
 
 def act_links(case_id: str) -> dict[str, Any]:
-    return {act.name: {"operationId": act.name, "description": act.summary,
+    return {act.name: {"operationId": act.name, "description": f"{act.summary} (when `next_acts` lists it)",
                        "parameters": {"case_ref": case_id, "header.If-Match": "$response.header.ETag"}}
             for act in ACTS}
 

@@ -10,6 +10,17 @@ from api.fields import MAX_COUNT, Count, Day, Moment, Name, Reference
 from projections.queries import DEADLINE_STATUSES
 
 
+class NextActSchema(Schema):
+    """An act the case's lifecycle admits now (docs/law/lifecycles.md): the body still has to be competent and
+    the legal date sound when it is recorded."""
+
+    act = fields.String(required=True, metadata={"description": "the act, as in POST /cases/{case}/acts/{act}"})
+    article = fields.String(required=True, metadata={"description": "the article that orders it"})
+    roles = fields.List(fields.String(), required=True, metadata={"description": "the competent bodies' roles"})
+    municipalities = fields.List(fields.String(), required=True, metadata={
+        "description": "for an act by a municipality's body: the municipalities it is still due from"})
+
+
 class CaseSchema(Schema):
     """A case as its acts left it (at the version, legal date or recording time asked for)."""
 
@@ -32,6 +43,8 @@ class CaseSchema(Schema):
     frozen = fields.List(fields.String(), metadata={"description": "Art. 38: municipalities this case freezes"})
     impediments = fields.List(fields.Dict())
     obligations = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
+    next_acts = fields.List(fields.Nested(NextActSchema), metadata={
+        "description": "what may be recorded next, from the lifecycle in force today (links: each act's operation)"})
     deadlines = fields.Dict(keys=fields.String(), values=fields.Dict())
     areas = fields.Raw()
     documents = fields.Raw()

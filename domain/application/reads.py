@@ -102,14 +102,21 @@ class Reads(ApplicationBase):
             return self.get_case(case_ref, version=version)
         return self.get_case(case_ref)
 
-    def case_document(self, case: Case) -> dict[str, Any]:
-        """The case's state as plain data: what its acts assigned, and its open obligations at that version."""
+    def case_document(self, case: Case, *, on: date | None = None) -> dict[str, Any]:
+        """The case's state as plain data: what its acts assigned, its open obligations at that version, and the
+        acts its lifecycle admits next (`next_acts`, with their articles and competent bodies) on the legal day
+        `on` (default: today in Rio Branco)."""
         document = {name: getattr(case, name) for name in CASE_DOCUMENT_FIELDS}
         document.update(id=str(case.id), version=case.version, last_act=case.last_act, last_act_on=case.last_act_on,
                         new_municipality=case.new_municipality,
                         obligations=case.obligations(self._context_at(SYSTEM_ACTOR, self.clock(),
-                                                                      case.last_occurred_on)))
+                                                                      case.last_occurred_on)),
+                        next_acts=self.next_acts(case, on))
         return document
+
+    def next_acts(self, case: Case, on: date | None = None) -> list[dict[str, Any]]:
+        """The acts the case's lifecycle admits next on the legal day `on` (default: today in Rio Branco)."""
+        return case.next_acts_document(self.statute, on or self.today())
 
     def export_lines(self, case_ref: str | UUID) -> Iterator[dict[str, Any]]:
         """The case file for offline checking: each event as its canonical hashed document plus its `hash`."""

@@ -23,9 +23,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     as_of = date.fromisoformat(args.as_of) if args.as_of else None
     rows = app.timeline(args.case, as_of=as_of)
     case = app.case_as_of(args.case, as_of) if as_of else app.get_case(args.case)
+    next_acts = app.next_acts(case, as_of) if case else []
     if args.json:
         print(json.dumps({"case": args.case, "as_of": args.as_of, "stage": case.stage if case else None,
-                          "events": rows}, default=str, ensure_ascii=False, indent=2))
+                          "events": rows, "next_acts": next_acts}, default=str, ensure_ascii=False, indent=2))
         return 0
     title = f"{case.number} ({case.kind})" if case else args.case
     print(f"{title}: stage {case.stage if case else 'not yet opened'}"
@@ -35,6 +36,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         actor = row["actor"]["role"] + (f"/{row['actor']['municipality']}" if row["actor"]["municipality"] else "")
         print(f"{row['sequence']:>3}  {row['occurred_on']:<10}  {row['recorded_at'][:19]:<19}  {actor:<22}  "
               f"{row['article']:<16}  {row['type'].split('.')[-1]}{_detail(row)}")
+    if case is not None:
+        print(f"next acts{' on ' + as_of.isoformat() if as_of else ''}:" + ("" if next_acts else " none"))
+        for entry in next_acts:
+            bodies = ", ".join(entry["roles"]) + (f" of {', '.join(entry['municipalities'])}"
+                                                  if entry["municipalities"] else "")
+            print(f"  {entry['act']:<32}  {entry['article']:<16}  {bodies}")
     return 0
 
 
