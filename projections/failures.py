@@ -16,7 +16,6 @@ from projections.store import Cursor, Store
 
 if TYPE_CHECKING:
     from domain.application import Tramita
-    from projections.projector import Target, Touched
 
 #: Rows deleted per statement when failures are forgotten.
 DELETE_CHUNK = 500
@@ -64,7 +63,7 @@ def failures(store: Store, names: Iterable[str] = PROJECTIONS) -> list[dict[str,
                              "ORDER BY notification_id, projection", names)
 
 
-def settle(tx: Cursor, target: Target, wanted: list[Touched], failed: list[Failure]) -> None:
+def settle(tx: Cursor, target: Any, wanted: list[Any], failed: list[Failure]) -> None:
     """Record the aggregates that failed; forget those of earlier failures whose rows are now written."""
     failing = {failure.aggregate_id for failure in failed}
     resolved = [aggregate_id for aggregate_id in (str(t.aggregate.id) for t in wanted)

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from projections.failures import Failure
 from projections.schema import FAILURES, PROJECTIONS, TRACKING
 
-if TYPE_CHECKING:
-    from projections.projector import Projector
-
 REBUILD_SUFFIX = "__rebuild"
 
 
-def rebuild(projector: Projector, progress: Callable[[int, int], None] | None = None) -> int:
-    """Rebuild the projections from the first event beside the live tables, then swap them in.
+def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) -> int:
+    """Rebuild `projector`'s projections (a projections.projector.Projector) from the first event beside the
+    live tables, then swap them in.
 
     The live tables stay readable (and the live projector keeps writing them) until the new ones are
     complete; the swap, with a last catch-up, is one transaction. Returns the notifications read.
