@@ -1,4 +1,5 @@
-"""`POST /cases` and `POST /cases/{case}/acts/{act}`: one documented operation per act of the lifecycles (docs/law/lifecycles.md).
+"""`POST /cases` and `POST /cases/{case}/acts/{act}`: one documented operation per act of the lifecycles
+(docs/law/lifecycles.md).
 
 Each act is a row of `ACTS`: its kebab-case name (the competence tables' name), the article that governs it,
 its request schema, and the application method that records it. The schema's fields are that method's keyword

@@ -44,7 +44,8 @@ class CaseSchema(Schema):
     impediments = fields.List(fields.Dict())
     obligations = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
     next_acts = fields.List(fields.Nested(NextActSchema), metadata={
-        "description": "what may be recorded next, from the lifecycle in force today (links: each act's operation)"})
+        "description": "what may be recorded next, by the lifecycle in force today (or on `as_of` when asked); "
+                       "links: each act's operation"})
     deadlines = fields.Dict(keys=fields.String(), values=fields.Dict())
     areas = fields.Raw()
     documents = fields.Raw()

@@ -51,7 +51,7 @@ def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
     case = app.case_at(case_ref, **query)
     if case is None:
         abort(404, message=f"case {case_ref} had no act {_when(query)}")
-    return app.case_document(case), 200, {"ETag": etag(case.version)}
+    return app.case_document(case, on=query.get("as_of")), 200, {"ETag": etag(case.version)}
 
 
 def _when(query: dict[str, Any]) -> str:

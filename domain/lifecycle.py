@@ -151,9 +151,13 @@ def lifecycle_kinds(statute: Statute) -> list[str]:
 
 def act_catalogue(statute: Statute, on: date) -> dict[str, ActEntry]:
     """The catalogue of acts in force on `on`: act -> label, article, Case event, competence table."""
-    value = statute.in_force("lifecycle.acts", on).value
-    return {act: ActEntry(act, e["label"], e["article"], e["event"], e.get("competence", "competence.act"))
-            for act, e in value.items()}
+    parameter = statute.in_force("lifecycle.acts", on)
+    cache = _cache(statute)
+    key = ("acts", parameter.version)
+    if key not in cache:  # read on every act and every case document: parsed once per version
+        cache[key] = {act: ActEntry(act, e["label"], e["article"], e["event"], e.get("competence", "competence.act"))
+                      for act, e in parameter.value.items()}
+    return cache[key]
 
 
 # ---------------------------------------------------------------------- validation

@@ -187,7 +187,8 @@ class Projector:
         logged = self._append_to_log()
         for _ in range(CONFLICT_RETRIES):
             targets = self._targets()
-            self._alerts.raise_for([], self.log)  # a failure recorded by an earlier process whose alert it did not get to raise
+            # a failure recorded by an earlier process whose alert it did not get to raise
+            self._alerts.raise_for([], self.log)
             try:
                 batch = self._collect(targets)
                 if batch.count:

@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
     commands = top.add_subparsers(dest="command", required=True)
-    commands.add_parser("seed-demo", help="seed the registry and the four demo cases").set_defaults(run=_lazy("cases", "cmd_seed_demo"))
+    commands.add_parser("seed-demo", help="seed the registry and the four demo cases").set_defaults(
+        run=_lazy("cases", "cmd_seed_demo"))
     replay = commands.add_parser("replay", help="a case's timeline, optionally as of a legal date")
     replay.add_argument("case", help="case number (LC35-2026-0001) or id")
     replay.add_argument("--as-of", help="legal date YYYY-MM-DD")
@@ -87,7 +88,8 @@ def parser() -> argparse.ArgumentParser:
     for command in (create, revoke):
         command.add_argument("--issuer", metavar="NAME", help="who issues or revokes, recorded beside the "
                              "operating-system account (default: the account alone)")
-    token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(run=_lazy("access", "cmd_token_list"))
+    token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(
+        run=_lazy("access", "cmd_token_list"))
     serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
     serve.add_argument("--bind", help="HOST:PORT (default 127.0.0.1:8000, or the gunicorn configuration's)")
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or the configuration's)")
