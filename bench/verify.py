@@ -58,8 +58,8 @@ from audit.log import AuditLog  # noqa: E402
 from audit.notes import Signer  # noqa: E402
 from domain import chain  # noqa: E402
 from domain.acts import Actor  # noqa: E402
-from domain.application import Tramita, persistence_env  # noqa: E402
-from tramita.persistence import persistence_env
+from domain.application import Tramita  # noqa: E402
+from tramita.persistence import persistence_env  # noqa: E402
 from domain.case import Case  # noqa: E402
 from domain.demo import MESA, seed_demo  # noqa: E402
 from projections.projector import Projector  # noqa: E402

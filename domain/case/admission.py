@@ -136,10 +136,13 @@ class Admission:
     # ------------------------------------------------------------------ the checks
 
     def _recorded(self: Case, catalogue: dict[str, ActEntry], act: str,
-                  municipality: str | None = None) -> list[date]:
-        """The legal dates on which `act` was recorded in this case (for `municipality`, when given)."""
-        return [on for on, code in self.acts_log.get(catalogue[act].event, [])
-                if municipality is None or code == municipality]
+                  municipality: str | None = None) -> date | None:
+        """The last legal date on which `act` was recorded in this case (for `municipality`, when given); None
+        when it never was."""
+        last = self.acts_log.get(catalogue[act].event, {})
+        if municipality is not None:
+            return last.get(municipality)
+        return max(last.values(), default=None)
 
     def _verdict(self: Case, name: str, statute: Statute, on: date) -> Verdict:
         return CONDITIONS[name](self, statute, on)
@@ -148,9 +151,9 @@ class Admission:
                        article: str, on: date) -> ActOutOfOrderError | None:
         """The case took its final act (the archive) or met a final condition (concluded): no act may follow."""
         for act in lifecycle.ends:
-            if dates := self._recorded(catalogue, act):
+            if last := self._recorded(catalogue, act):
                 return ActOutOfOrderError(article, f"case {self.number} took its final act, {act} "
-                                          f"({catalogue[act].label}), on {dates[-1].isoformat()}; no act may be "
+                                          f"({catalogue[act].label}), on {last.isoformat()}; no act may be "
                                           f"recorded", final=act)
         for name in lifecycle.ends_when:
             verdict = self._verdict(name, statute, on)
@@ -183,16 +186,16 @@ class Admission:
         act = step.act
         if step.once:
             per = municipality if step.per_municipality else None
-            if dates := self._recorded(catalogue, act, per):
+            if last := self._recorded(catalogue, act, per):
                 whom = f" for {per}" if per else ""
-                return ActOutOfOrderError(step.article, f"{act} was already recorded{whom} on {dates[-1].isoformat()}",
-                                          recorded_on=dates[-1].isoformat())
+                return ActOutOfOrderError(step.article, f"{act} was already recorded{whom} on {last.isoformat()}",
+                                          recorded_on=last.isoformat())
         for closing in step.until:
-            if dates := self._recorded(catalogue, closing):
+            if last := self._recorded(catalogue, closing):
                 closer = lifecycle.step(closing)
                 return ActOutOfOrderError(closer.article if closer else step.article,
                                           f"{act} is no longer admissible: {closing} was recorded on "
-                                          f"{dates[-1].isoformat()}", closed_by=closing)
+                                          f"{last.isoformat()}", closed_by=closing)
         for name in step.unless:
             verdict = self._verdict(name, statute, on)
             if verdict.holds:

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
 
 
 class Logged:
-    """Applying any event of a case also logs it: event name -> [(legal date, municipality it is for)]."""
+    """Applying any event of a case also notes it for the order of acts: event name -> {the municipality it is
+    for (None: the case's own): the legal date it was last recorded on}. Bounded by the kinds of act and the
+    case's municipalities, so the case's state does not grow with the number of times an act repeats."""
 
     def apply(self, case: Any) -> None:
         super().apply(case)  # type: ignore[misc]
         target = getattr(self, "municipality", None) or getattr(self, "origin", None)
-        log = case.acts_log.setdefault(type(self).__name__, [])
-        log.append((self.occurred_on, target))  # type: ignore[attr-defined]
+        case.acts_log.setdefault(type(self).__name__, {})[target] = self.occurred_on  # type: ignore[attr-defined]
 
 
 class PetitionFiled(Logged, ChainedAggregate.Created):
