@@ -109,7 +109,7 @@ def act_links(case_id: str) -> dict[str, Any]:
                                             "ETag": {"schema": {"type": "string"}}})
 @write_doc(if_match=False, path=False)
 @blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
-         operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case/id")}})
+         operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case_id")}})
 def petition_filed(data: dict[str, Any]):  # noqa: ANN201
     app = tramita()
     occurred_on = data.pop("occurred_on")
@@ -146,7 +146,7 @@ def _register(act: Act) -> None:
 
     record.__name__ = act.method
     view = blp.doc(summary=act.summary, operationId=act.name,
-                   responses={200: {"links": case_link("$response.body#/case/id")}})(record)
+                   responses={200: {"links": case_link("$response.body#/case_id")}})(record)
     view = write_doc(if_match=True, path=True)(view)
     view = blp.response(200, r.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
     view = blp.arguments(act.schema)(view)

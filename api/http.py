@@ -112,16 +112,13 @@ def idempotent_request(act: str) -> IdempotentRequest | None:
 
 
 def acted_response(act: str, acted: Acted, *, status: int) -> tuple[dict[str, Any], int, dict[str, str]]:
-    """The act's result: the case at the version the act left it (the same answer for a replayed retry)."""
-    app = tramita()
-    # The latest case comes from the aggregate cache (fast-forwarded); asking for a version replays every event.
-    case = app.get_case(acted.case_id)
-    if case.version != acted.version:  # a later act got in first, or a replayed retry: the act's own version
-        case = app.get_case(acted.case_id, version=acted.version)
+    """The act's result: what it decided (its events on the case), the case's new version and ETag; the case itself
+    is read with `GET /cases/{id}` (the same answer for a replayed retry)."""
     headers = {"ETag": etag(acted.version), "Location": f"/cases/{acted.case_id}"}
     if acted.replayed:
         headers["Idempotent-Replayed"] = "true"
-    body = {"act": act, "version": acted.version, "result": acted.result, "case": app.case_document(case),
+    body = {"act": act, "case_id": str(acted.case_id), "number": acted.number, "version": acted.version,
+            "result": acted.result, "events": tramita().act_events(acted),
             "receipt": receipt_of(acted)}
     return body, status, headers
 

@@ -72,6 +72,21 @@ class CaseSchema(Schema):
     archived = fields.Raw(allow_none=True)
 
 
+class TimelineEventSchema(Schema):
+    sequence = fields.Integer(required=True)
+    type = fields.String(required=True)
+    occurred_on = fields.String(required=True, metadata={"description": "legal date"})
+    recorded_at = fields.String(required=True, metadata={"description": "when the system recorded it (UTC)"})
+    actor = fields.Dict(required=True)
+    article = fields.String(required=True)
+    rule_versions = fields.Dict(required=True)
+    payload = fields.Dict(required=True)
+    prev_hash = fields.String(required=True)
+    hash = fields.String(required=True)
+    signature = fields.String(allow_none=True, metadata={"description": "the application's signature over the "
+                                                         "event's log entry (base64), when it was signed"})
+
+
 class ReceiptSchema(Schema):
     """The signed receipt of an act: its case's (or registry entry's) last stored event (docs/audit.md)."""
 
@@ -85,15 +100,20 @@ class ReceiptSchema(Schema):
 
 
 class ActedSchema(Schema):
-    """What recording an act returns: the act, the case's new version and the case as it now stands.
+    """What recording an act returns: the act, what it decided (its events on the case) and the case's new version
+    (also its `ETag`); the case as it now stands is `GET /cases/{id}` (`Location`).
 
     A retry with the same Idempotency-Key gets the same body, with the header `Idempotent-Replayed: true`.
     """
 
     act = fields.String(required=True)
+    case_id = fields.String(required=True)
+    number = fields.String(required=True, metadata={"description": "the case number (LC35-YYYY-NNNN)"})
     version = fields.Integer(required=True)
-    result = fields.Raw(allow_none=True, metadata={"description": "what the act decided (e.g. the requisition id)"})
-    case = fields.Nested(CaseSchema, required=True)
+    result = fields.Raw(allow_none=True, metadata={"description": "what the act returns (e.g. the requisition id)"})
+    events = fields.List(fields.Nested(TimelineEventSchema), required=True, metadata={
+        "description": "the events the act recorded on the case (what it decided): article, legal date, payload "
+                       "and hashes of each"})
     receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={
         "description": "the signed receipt of the act, to keep outside tramita (null without a signing key)"})
 
@@ -153,21 +173,6 @@ class CasePageSchema(Schema):
     limit = fields.Integer(required=True)
     offset = fields.Integer(required=True)
     next_offset = fields.Integer(allow_none=True, metadata={"description": "null on the last page"})
-
-
-class TimelineEventSchema(Schema):
-    sequence = fields.Integer(required=True)
-    type = fields.String(required=True)
-    occurred_on = fields.String(required=True, metadata={"description": "legal date"})
-    recorded_at = fields.String(required=True, metadata={"description": "when the system recorded it (UTC)"})
-    actor = fields.Dict(required=True)
-    article = fields.String(required=True)
-    rule_versions = fields.Dict(required=True)
-    payload = fields.Dict(required=True)
-    prev_hash = fields.String(required=True)
-    hash = fields.String(required=True)
-    signature = fields.String(allow_none=True, metadata={"description": "the application's signature over the "
-                                                         "event's log entry (base64), when it was signed"})
 
 
 class ChainReportSchema(Schema):

@@ -47,11 +47,11 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 @errors_doc([*READ_ERRORS, 404], summary="A case now, as of a legal date, at a version, or as known before a moment")
 @cases.doc(responses={200: {"links": act_links("$response.body#/id")}})
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
-    app = tramita()
-    case = app.case_at(case_ref, **query)
-    if case is None:
+    found = tramita().case_view(case_ref, **query)
+    if found is None:
         abort(404, message=f"case {case_ref} had no act {_when(query)}")
-    return app.case_document(case, on=query.get("as_of")), 200, {"ETag": etag(case.version)}
+    document, version = found
+    return document, 200, {"ETag": etag(version)}
 
 
 def _when(query: dict[str, Any]) -> str:

@@ -150,7 +150,12 @@ class Receipt(ChainedAggregate):
     """One `Idempotency-Key` of one token, and the act its request recorded (saved with that act)."""
 
     class Issued(ChainedAggregate.Created):
-        """The request with this key and fingerprint recorded `act` on the case, leaving it at `case_version`."""
+        """The request with this key and fingerprint recorded `act` on the case, leaving it at `case_version`;
+        the act's own events on the case are versions `decided_from` to `case_version`.
+
+        Version 2 added `decided_from`; receipts stored before it read None (the act's last event is known)."""
+
+        class_version = 2
 
         scope: str
         key: str
@@ -160,11 +165,17 @@ class Receipt(ChainedAggregate):
         case_number: str
         case_version: int
         result: str | None
+        decided_from: int | None
 
         def assign(self, receipt: Receipt) -> None:
             receipt.scope, receipt.key, receipt.fingerprint, receipt.act = self.scope, self.key, self.fingerprint, self.act
             receipt.case_id, receipt.case_number = self.case_id, self.case_number
             receipt.case_version, receipt.result = self.case_version, self.result
+            receipt.decided_from = self.decided_from
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            added_by_upcast(state, decided_from=None)
 
     @staticmethod
     def id_for(scope: str, key: str) -> UUID:
@@ -172,10 +183,10 @@ class Receipt(ChainedAggregate):
 
     @classmethod
     def issue(cls, ctx: ActContext, *, scope: str, key: str, fingerprint: str, act: str, case_id: UUID,
-              case_number: str, case_version: int, result: str | None) -> Receipt:
+              case_number: str, case_version: int, result: str | None, decided_from: int | None) -> Receipt:
         return cls._start(cls.Issued, ctx, id=cls.id_for(scope, key), article="api-idempotency", scope=scope,
                           key=key, fingerprint=fingerprint, act=act, case_id=str(case_id), case_number=case_number,
-                          case_version=case_version, result=result)
+                          case_version=case_version, result=result, decided_from=decided_from)
 
 
 @dataclass(frozen=True)

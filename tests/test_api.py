@@ -45,7 +45,7 @@ def write_path(act: str, case: str) -> str:
 
 @pytest.fixture
 def case(api: ApiHarness) -> str:
-    return api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+    return api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
 
 
 def assert_problem(response, status: int) -> dict:  # noqa: ANN001
@@ -228,7 +228,7 @@ def test_an_unknown_case_is_404_and_a_wrong_method_keeps_its_allow_header(api):
 
 def test_as_of_version_and_recorded_before_differ_when_an_act_is_recorded_late(api):
     api.clock.now = datetime(2026, 3, 2, 15, tzinfo=timezone.utc)
-    case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+    case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
     api.clock.now = datetime(2026, 3, 5, 15, tzinfo=timezone.utc)
     requisition = api.act(case, "requisition-issued", "assembly-mesa", date(2026, 3, 5), body="ibge",
                           items=["art-4"])["result"]

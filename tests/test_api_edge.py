@@ -60,7 +60,7 @@ class Edge:
 def edge(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Edge]:
     """One API per backend for the whole module: every row below records nothing, so they can share it."""
     with harness_on(request.param, request, tmp_path_factory.mktemp("edge")) as api:
-        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
         api.projector.catch_up()
         for role in ROLES.values():  # issued now, so that no row's count of notifications includes issuing one
             api.token(*role)
@@ -201,8 +201,8 @@ def test_a_name_of_the_maximum_length_and_free_text_with_newlines_and_tabs_are_r
         body = voters_petition()
         body["areas"][0]["description"] = "a leste do rio\n\tconforme o memorial"
         opened = api.open_case("assembly-mesa", date(2026, 3, 2), **{**body, "proposed_name": longest})
-        assert opened["case"]["proposed_name"] == longest
-        case = opened["case"]["id"]
+        case = opened["case_id"]
+        assert api.get(f"/cases/{case}").get_json()["proposed_name"] == longest
         api.act(case, "requisition-issued", "assembly-mesa", date(2026, 3, 5), body="ibge", items=["art-4"])
         refused = api.act(case, "requisition-refused", "assembly-mesa", date(2026, 3, 6), requisition="R1",
                           reason="não respondeu\n\tofício 12/2026")
@@ -362,7 +362,7 @@ def test_the_body_limit_defaults_to_one_mebibyte_and_is_read_from_the_environmen
 def test_a_retry_whose_if_match_went_stale_is_answered_from_its_receipt(tmp_path):
     api = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
     try:
-        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
         path = f"/cases/{case}/acts/requisition-issued"
         headers = api.headers("assembly-mesa", **{"If-Match": '"1"', "Idempotency-Key": "mesa-ibge-1"})
         first = api.client.post(path, json=REQUISITION, headers=headers)
@@ -422,7 +422,7 @@ def test_racing_copies_with_one_key_and_one_if_match_all_get_the_original_answer
     workers = two_workers(new_database_url(backend))
     try:
         api = workers[0]
-        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
         headers = api.headers("assembly-mesa", **{"If-Match": '"1"', "Idempotency-Key": "race-1"})
         before = api.notifications()
         answers = race(lambda client: client.post(f"/cases/{case}/acts/requisition-issued", json=REQUISITION,
@@ -448,7 +448,7 @@ def test_racing_copies_of_one_petition_with_one_key_open_one_case(new_database_u
         body = petition()
         answers = race(lambda client: client.post("/cases", json=body, headers=headers), [w.flask for w in workers])
         assert_one_act_every_copy_answered_alike(answers, 201)
-        assert answers[0].get_json()["case"]["number"] == "LC35-2026-0001"
+        assert answers[0].get_json()["number"] == "LC35-2026-0001"
         api.projector.catch_up()
         assert [c["number"] for c in api.get("/cases").get_json()["items"]] == ["LC35-2026-0001"]
     finally:

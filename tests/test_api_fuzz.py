@@ -251,7 +251,7 @@ def fuzzed(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ApiHarness, str]]:
     """The API on each store (a hostile value that got past the edge could break PostgreSQL only: a U+0000)."""
     with harness_on(request.param, request, tmp_path_factory.mktemp("fuzz")) as api:
-        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case"]["id"]
+        case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
         api.projector.catch_up()
         yield api, case
 

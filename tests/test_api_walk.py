@@ -46,8 +46,9 @@ def open_1991_petition(api: ApiHarness) -> dict:
 def petition_to_law(api: ApiHarness) -> str:
     """Art. 8-17 over HTTP: petition, findings, plebiscite, communication, plenary, bill, law. The case id."""
     opened = open_1991_petition(api)
-    case = opened["case"]["id"]
-    assert opened["case"]["frozen"] == [PLACIDO, GUIOMARD]
+    case = opened["case_id"]
+    assert [e["type"] for e in opened["events"]] == ["Case.PetitionFiled"]
+    assert api.get(f"/cases/{case}").get_json()["frozen"] == [PLACIDO, GUIOMARD]
     for actor, item, value, by_origin, tax in FINDINGS_1991:
         api.act(case, "finding-recorded", actor.role, date(1991, 12, 20), item=item, value=value,
                 by_origin=by_origin, state_tax_revenue=tax, document=f"Laudo {item} 1991")
@@ -57,14 +58,17 @@ def petition_to_law(api: ApiHarness) -> str:
     homologated = api.act(case, "plebiscite-result-homologated", "tre", date(1992, 1, 7), voted_on="1992-01-05",
                           populations={"area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80,
                                                 "blank": 12, "void": 8}})
-    assert homologated["case"]["result"]["favourable"] is True
+    assert [e["type"] for e in homologated["events"]] == ["Case.PlebisciteResultHomologated", "Case.DeadlineOpened"]
+    assert [e["sequence"] for e in homologated["events"]] == [homologated["version"] - 1, homologated["version"]]
+    assert api.get(f"/cases/{case}").get_json()["result"]["favourable"] is True
     api.act(case, "result-communicated", "tre", date(1992, 1, 8))
     api.act(case, "result-registered-in-plenary", "assembly-president", date(1992, 1, 9))
     api.act(case, "creation-bill-drafted", "ccj", date(1992, 1, 10), bill="Projeto de Lei 3/1992")
     law = api.act(case, "law-enacted", "governor", date(1992, 1, 21), law="Lei 1.036/1992", name="Vila Extrema",
                   seat_origin=PLACIDO, limits="descritos no anexo I", comarca="Plácido de Castro",
                   districts=["Vila Extrema (sede)", "Nova Califórnia"], living_person_declaration=True)
-    assert law["case"]["frozen"] == []
+    assert law["version"] == api.get(f"/cases/{case}").get_json()["version"]
+    assert api.get(f"/cases/{case}").get_json()["frozen"] == []
     return case
 
 
@@ -84,8 +88,9 @@ def install(api: ApiHarness, case: str) -> str:
     installed = api.act(case, "municipality-installed", "assembly-president", date(1993, 1, 1),
                         mayor="Prefeito Eleito", vice_mayor="Vice Eleita",
                         councillors=[f"Vereador {n}" for n in range(1, 10)])
-    assert installed["case"]["stage"] == "installed"
-    return installed["case"]["new_municipality"]
+    document = api.get(f"/cases/{case}").get_json()
+    assert document["stage"] == "installed" and document["version"] == installed["version"]
+    return document["new_municipality"]
 
 
 def deadlines(api: ApiHarness, case: str) -> dict[str, dict]:

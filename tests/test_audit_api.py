@@ -42,7 +42,7 @@ def unb64(values: list[str]) -> list[bytes]:
 def test_every_act_answer_carries_a_receipt_signed_by_the_logs_key(api):
     verifier = api.signer.verifier
     opened = open_1991_petition(api)
-    case = opened["case"]["id"]
+    case = opened["case_id"]
     petition = open_receipt(opened["receipt"]["note"], verifier)
     assert (str(petition.aggregate_id), petition.version) == (case, 1)
     assert petition.hash == api.app.events_of(case)[0].hash

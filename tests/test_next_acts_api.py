@@ -21,7 +21,7 @@ def api(tmp_path):
 
 
 def test_a_case_answers_the_acts_its_lifecycle_admits_now_and_refuses_one_it_does_not(api, monkeypatch, capsys):
-    case = open_1991_petition(api)["case"]["id"]
+    case = open_1991_petition(api)["case_id"]
     answer = api.get(f"/cases/{case}").get_json()
     offered = {entry["act"]: entry for entry in answer["next_acts"]}
     assert offered == {entry["act"]: entry for entry in api.app.next_acts(api.app.get_case(case))}
@@ -43,7 +43,7 @@ def test_a_case_answers_the_acts_its_lifecycle_admits_now_and_refuses_one_it_doe
 
 
 def test_a_case_read_as_of_a_legal_date_answers_the_acts_admitted_on_that_date(api):
-    case = open_1991_petition(api)["case"]["id"]
+    case = open_1991_petition(api)["case_id"]
     then = api.get(f"/cases/{case}?as_of=1991-12-19").get_json()
     assert then["next_acts"] == api.app.next_acts(api.app.get_case(case), date(1991, 12, 19))
     assert {entry["act"] for entry in then["next_acts"]} >= {"finding-recorded"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -20,6 +20,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Tr
 
 from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
+from domain.application.pool import DEFAULT_BUDGET, AggregatePool
 from domain.acts import ActContext, Actor, require_date
 from domain.calendar import Calendar
 from domain.case import Case, case_id_for
@@ -83,11 +84,18 @@ class Acted:
     hash: str | None = None
     notification_id: int | None = None
     recorded_at: datetime | None = None
+    #: The first of the case's versions the act recorded (None: only the last is known, from an old receipt).
+    decided_from: int | None = None
+    #: The case's events the act recorded (empty for a replayed retry until read back): what the act decided.
+    events: list[Any] = field(default_factory=list)
 
     def stored(self, recordings: list[Any]) -> Acted:
         """Fill in how the aggregate's last event was stored, from the save's recordings."""
         for recording in recordings:
             event = recording.domain_event
+            if event.originator_id == self.case_id and (self.decided_from or self.version) <= \
+                    event.originator_version <= self.version:
+                self.events.append(event)
             if event.originator_id == self.case_id and event.originator_version == self.version:
                 self.hash, self.recorded_at = event.hash, event.timestamp
                 self.notification_id = recording.notification.id
@@ -115,7 +123,10 @@ class ApplicationBase(Application):
     """What every part of the service shares: the store, the clock, the statute, the calendar, the signing key,
     the act's context, the retry of a concurrent save, idempotency, and the repository's reads."""
 
-    env = {"AGGREGATE_CACHE_MAXSIZE": "5000", "COMPRESSOR_TOPIC": "", "CIPHER_TOPIC": ""}
+    #: The library's aggregate cache is off: `pool` keeps aggregates between acts without copying them.
+    env = {"COMPRESSOR_TOPIC": "", "CIPHER_TOPIC": ""}
+    #: The environment variable bounding the pool, in stored bytes of the events its aggregates were built from.
+    AGGREGATE_POOL_BYTES = "AGGREGATE_POOL_BYTES"
 
     def __init__(self, env: dict[str, str] | None = None, *, clock: Callable[[], datetime],
                  statute: Statute | None = None, calendar: Calendar | None = None,
@@ -123,6 +134,8 @@ class ApplicationBase(Application):
         #: The deployment's signing key: every event is stored with its signature (None: events unsigned).
         self.signer = signer
         super().__init__(env)
+        self.pool = AggregatePool(self.recorder, self.mapper,
+                                  int(self.env.get(self.AGGREGATE_POOL_BYTES) or DEFAULT_BUDGET))
         self.clock = clock
         self.statute = statute or shipped_statute()
         self.calendar = calendar or Calendar()
@@ -157,10 +170,18 @@ class ApplicationBase(Application):
         return ActContext(actor=actor, occurred_on=occurred_on or today, recorded_at=recorded_at, today=today,
                           statute=self.statute)
 
+    def save(self, *objs: Any, **kwargs: Any) -> list[Any]:
+        """The library's save; the saved aggregates are then held by the act's borrowing at their new version."""
+        recordings = super().save(*objs, **kwargs)
+        self.pool.saved(objs, recordings)
+        return recordings
+
     def _retrying(self, attempt: Callable[[], T]) -> T:
+        """Each attempt borrows its aggregates from the pool; a failed attempt drops them (pool.py)."""
         for _ in range(MAX_ATTEMPTS):
             try:
-                return attempt()
+                with self.pool.borrowing():
+                    return attempt()
             except IntegrityError:
                 continue
         raise ConcurrentActError(f"the act met {MAX_ATTEMPTS} concurrent saves in a row; nothing was recorded")
@@ -178,8 +199,9 @@ class ApplicationBase(Application):
             if expected_version is not None and case.version != expected_version:
                 raise StaleVersionError(expected_version, case.version)
             ctx = self.context(actor, occurred_on)
+            before = case.version
             others = command(case, ctx) or []
-            acted = Acted(case.id, case.number, case.version, result())
+            acted = Acted(case.id, case.number, case.version, result(), decided_from=before + 1)
             return acted.stored(self.save(case, *others, *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
@@ -194,7 +216,7 @@ class ApplicationBase(Application):
             raise _ReceiptFound(existing)
         return [Receipt.issue(ctx, scope=request.scope, key=request.key, fingerprint=request.fingerprint,
                               act=request.act, case_id=acted.case_id, case_number=acted.number,
-                              case_version=acted.version, result=acted.result)]
+                              case_version=acted.version, result=acted.result, decided_from=acted.decided_from)]
 
     def idempotently(self, request: IdempotentRequest | None, record: Callable[[], Acted]) -> Acted:
         """`Idempotency-Key`: record the act once; a retry of the same request gets the original act back.
@@ -226,13 +248,13 @@ class ApplicationBase(Application):
         if existing.fingerprint != request.fingerprint:
             raise IdempotencyKeyReusedError(request.key, existing.act, existing.case_number)
         return Acted(UUID(existing.case_id), existing.case_number, existing.case_version, existing.result,
-                     replayed=True)
+                     decided_from=existing.decided_from, replayed=True)
 
     # ------------------------------------------------------------------ repository helpers
 
     def _get_case(self, case_id: UUID, version: int | None = None) -> Case:
         try:
-            case = self.repository.get(case_id, version=version)
+            case = self.pool.get(case_id) if version is None else self.repository.get(case_id, version=version)
         except AggregateNotFoundError:
             raise CaseNotFoundError(f"no case {case_id}") from None
         if not isinstance(case, Case):
@@ -241,7 +263,7 @@ class ApplicationBase(Application):
 
     def _get_or_none(self, aggregate_id: UUID) -> Any:
         try:
-            return self.repository.get(aggregate_id)
+            return self.pool.get(aggregate_id)
         except AggregateNotFoundError:
             return None
 

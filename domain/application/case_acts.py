@@ -42,7 +42,7 @@ class CaseActs(ApplicationBase):
                 registry[code].freeze(ctx, str(case.id), number)
             for m in registry.values():
                 m.require_existing(ctx, case.article_of_opening)
-            acted = Acted(case.id, number, case.version)
+            acted = Acted(case.id, number, case.version, decided_from=1)
             return acted.stored(self.save(numbering, case, *(registry[code] for code in case.frozen),
                                                 *self._receipts(ctx, acted)))
 

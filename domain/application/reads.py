@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -10,7 +11,7 @@ from uuid import UUID
 
 from domain import chain
 from domain.acts import Actor
-from domain.application.base import ApplicationBase
+from domain.application.base import Acted, ApplicationBase
 from domain.case import Case
 from domain.errors import CaseNotFoundError, InvalidActError
 
@@ -75,16 +76,16 @@ class Reads(ApplicationBase):
         return self._get_case(self.resolve_case(case_ref), version=version)
 
     def case_as_of(self, case_ref: str | UUID, as_of: date) -> Case | None:
-        """The case as of a legal date: every act dated on or before it (acts are in legal-date order)."""
-        events = self.events_of(case_ref)
-        version = sum(1 for e in events if e.occurred_on <= as_of)
-        return self.get_case(case_ref, version=version) if version else None
+        """The case as of a legal date: every act dated on or before it (acts are in legal-date order, so they
+        are the first events of the case), replayed in one pass that stops at the first later act."""
+        return self._case_until(case_ref, lambda event: event.occurred_on > as_of)
 
     def case_at(self, case_ref: str | UUID, *, as_of: date | None = None, version: int | None = None,
                 recorded_before: datetime | None = None) -> Case | None:
         """The case as of a legal date, at a version, or as the system knew it before a moment (at most one).
 
         None when the case did not exist then (no act dated by `as_of`, none recorded before `recorded_before`).
+        Outside a borrowing (`case_view`), the case returned is the caller's own copy.
         """
         if sum(x is not None for x in (as_of, version, recorded_before)) > 1:
             raise InvalidActError("as_of", "give at most one of as_of, version and recorded_before")
@@ -93,14 +94,49 @@ class Reads(ApplicationBase):
         if recorded_before is not None:
             if recorded_before.tzinfo is None:
                 raise InvalidActError("recorded_before", "give a time zone (e.g. 2026-11-30T12:00:00Z)")
-            known = sum(1 for e in self.events_of(case_ref) if e.timestamp < recorded_before)
-            return self.get_case(case_ref, version=known) if known else None
+            # Each act is recorded after the case's previous one, so those recorded before a moment come first.
+            return self._case_until(case_ref, lambda event: event.timestamp >= recorded_before)
         if version is not None:
             latest = self.get_case(case_ref)
             if not 1 <= version <= latest.version:
                 raise InvalidActError("version", f"the case has versions 1 to {latest.version}; {version} is none")
-            return self.get_case(case_ref, version=version)
+            return latest if version == latest.version else self.get_case(case_ref, version=version)
         return self.get_case(case_ref)
+
+    def case_view(self, case_ref: str | UUID, *, as_of: date | None = None, version: int | None = None,
+                  recorded_before: datetime | None = None) -> tuple[dict[str, Any], int] | None:
+        """`GET /cases/{id}`: the case's document (`case_document`, next acts on `as_of` or today) and version,
+        read from the pool's own case, borrowed for the read; None when the case did not exist then.
+
+        The document is copied before the case goes back (the next act changes the case's lists in place).
+        """
+        with self.pool.borrowing():
+            case = self.case_at(case_ref, as_of=as_of, version=version, recorded_before=recorded_before)
+            if case is None:
+                return None
+            document = self.case_document(case, on=as_of)
+            return pickle.loads(pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)), case.version
+
+    def act_events(self, acted: Acted) -> list[dict[str, Any]]:
+        """What an act decided: its events on the case as timeline rows (read back for a replayed retry)."""
+        events = acted.events or self.events.get(acted.case_id, gt=(acted.decided_from or acted.version) - 1,
+                                                 lte=acted.version)
+        return [event_row(event) for event in events]
+
+    def _case_until(self, case_ref: str | UUID, after: Any) -> Case | None:
+        """The case replayed from its first event up to (not including) the first event `after` holds for."""
+        case_id = self.resolve_case(case_ref)
+        case, first = None, True
+        for event in self.events.get(case_id):
+            if first and not isinstance(event, Case.PetitionFiled):
+                break
+            first = False
+            if after(event):
+                break
+            case = event.mutate(case)
+        if first:
+            raise CaseNotFoundError(f"no case {case_ref}")
+        return case
 
     def case_document(self, case: Case, *, on: date | None = None) -> dict[str, Any]:
         """The case's state as plain data: what its acts assigned, its open obligations at that version, and the

@@ -57,7 +57,7 @@ class RegistryActs(ApplicationBase):
             municipality = self._get_municipality(code)
             ctx = self.context(actor, occurred_on)
             municipality.record_figure(ctx, figure, value, as_of, source)
-            acted = Acted(municipality.id, code, municipality.version)
+            acted = Acted(municipality.id, code, municipality.version, decided_from=municipality.version)
             return acted.stored(self.save(municipality, *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
