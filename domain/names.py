@@ -61,10 +61,10 @@ class ToponymList:
 
     def with_names(self, extra: Iterable[Toponym]) -> ToponymList:
         """Art. 17 par. ún.: a new list that also holds the names recorded by acts (exact repeats skipped)."""
-        added: list[Toponym] = []
+        added: dict[Toponym, None] = {}  # in order, each once
         for toponym in extra:
-            if toponym not in self._index.get(normalise_name(toponym.name), ()) and toponym not in added:
-                added.append(toponym)
+            if toponym not in self._index.get(normalise_name(toponym.name), ()):
+                added.setdefault(toponym)
         combined = type(self).__new__(type(self))
         combined._toponyms = (*self._toponyms, *added)
         combined._base_version = self._base_version

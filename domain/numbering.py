@@ -25,20 +25,20 @@ class CaseNumbering(ChainedAggregate):
         year: int
 
         def assign(self, numbering: CaseNumbering) -> None:
-            numbering.year, numbering.numbers = self.year, []
+            numbering.year, numbering.assigned = self.year, 0
 
     class NumberAssigned(ChainedAggregate.Event):
         number: str
 
         def assign(self, numbering: CaseNumbering) -> None:
-            numbering.numbers.append(self.number)
+            numbering.assigned += 1
 
     @classmethod
     def start(cls, ctx: ActContext, year: int) -> CaseNumbering:
         return cls._start(cls.Started, ctx, id=cls.id_for(year), article="art-8", year=year)
 
     def assign_next(self, ctx: ActContext) -> str:
-        number = f"LC35-{self.year}-{len(self.numbers) + 1:04d}"
+        number = f"LC35-{self.year}-{self.assigned + 1:04d}"
         self._record(self.NumberAssigned, ctx, article="art-8", number=number)
         return number
 

@@ -311,3 +311,22 @@ def test_alerts_the_scheduler_raised_are_read_through_the_api_since_a_moment(api
     assert len(api.get("/alerts", query_string={"since": "2026-04-09T09:59:59-05:00"}).get_json()) == 1
     missed = api.get("/deadlines?status=missed").get_json()
     assert [(d["deadline"], d["days_overdue"]) for d in missed] == [(alerts[0]["deadline"], 1)]
+
+
+def test_an_act_answers_what_it_decided_and_its_version_and_a_retry_gets_the_same_events(api, case):
+    """The answer carries the act's events on the case (Art. 10: the receipt opens the 30-day answer deadline),
+    not the whole case, and a retry with the same Idempotency-Key reads the same events back."""
+    issued = api.act(case, "requisition-issued", "assembly-mesa", date(2026, 3, 5), body="ibge", items=["art-4"])
+    path, body = f"/cases/{case}/acts/requisition-received", {"occurred_on": "2026-03-09",
+                                                              "requisition": issued["result"]}
+    headers = api.headers("assembly-mesa", **{"If-Match": '"2"', "Idempotency-Key": "mesa-2026-03-09-r1"})
+    first = api.client.post(path, json=body, headers=headers)
+    answer = first.get_json()
+    assert "case" not in answer and (answer["case_id"], answer["version"]) == (case, 4)
+    assert [(e["sequence"], e["type"], e["article"]) for e in answer["events"]] == [
+        (3, "Case.RequisitionReceived", "art-10"), (4, "Case.DeadlineOpened", "art-10")]
+    assert first.headers["ETag"] == '"4"' and first.headers["Location"] == f"/cases/{case}"
+    again = api.client.post(path, json=body, headers=headers)
+    assert again.get_json() == answer and again.headers["Idempotent-Replayed"] == "true"
+    timeline = api.get(f"/cases/{case}/events").get_json()
+    assert answer["events"] == timeline[2:4]

@@ -8,6 +8,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from domain.application import ConcurrentActError, Tramita
+from domain.application.base import MAX_ATTEMPTS, RETRY_BASE, RETRY_CAP
 from tramita.persistence import persistence_env
 from domain.demo import GOVERNOR, IBGE, MESA, PRESIDENT, TRE, creation_1992, municipal
 from domain.errors import CaseNotFoundError, IncompetentBodyError, InvalidActError, StaleVersionError
@@ -93,12 +94,16 @@ def test_an_act_that_keeps_meeting_concurrent_saves_gives_up_without_recording(m
     def always_conflicting(*aggregates):
         raise IntegrityError("simulated")
 
+    waits: list[float] = []
     monkeypatch.setattr(memory_app, "save", always_conflicting)
+    monkeypatch.setattr(memory_app, "retry_pause", waits.append)
     with pytest.raises(ConcurrentActError):
         memory_app.record_council_decree(case, municipal("council", BUJARI), date(2026, 3, 5),
                                          municipality=BUJARI, decree="DL", seats=9, yes_votes=5)
     monkeypatch.undo()
     assert memory_app.get_case(case).version == 1
+    assert len(waits) == MAX_ATTEMPTS - 1  # a random wait before each retry, within a bound that doubles
+    assert all(0 <= wait <= min(RETRY_CAP, RETRY_BASE * 2 ** n) for n, wait in enumerate(waits, start=1))
 
 
 def test_a_refused_opening_changes_nothing_neither_the_numbering_nor_the_freeze(memory_app):

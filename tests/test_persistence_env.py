@@ -19,6 +19,8 @@ DEFAULTS = {
     "POSTGRES_PRE_PING": "n",
     "POSTGRES_SCHEMA": "public",
 }
+#: Every save is one call of tramita's insert function (tramita/postgres.py).
+RECORDER = {"POSTGRES_ENABLE_DB_FUNCTIONS": "y", "APPLICATION_RECORDER_TOPIC": "tramita.postgres:OrderedInsertRecorder"}
 
 
 def test_a_postgresql_url_gives_every_library_setting_with_the_documented_defaults():
@@ -30,7 +32,7 @@ def test_a_postgresql_url_gives_every_library_setting_with_the_documented_defaul
         "POSTGRES_USER": "tramita",
         "POSTGRES_PASSWORD": "s3cret",
         "CREATE_TABLE": "y",
-    } | DEFAULTS
+    } | DEFAULTS | RECORDER
 
 
 def test_the_postgres_scheme_is_the_same_and_the_port_defaults_to_5432():
@@ -124,3 +126,18 @@ def test_with_create_table_off_a_worker_creates_nothing_and_uses_the_tables_crea
     make_app(url)  # creates the tables and seeds the registry, as `tramita migrate` will
     worker = make_app(url, seed=False, create_table=False)
     assert worker.municipality("1200708").name == "Xapuri"
+
+
+@pytest.mark.postgres
+def test_a_postgresql_save_is_one_call_of_tramitas_insert_function_which_locks_the_events_table_first(
+        new_database_url):
+    app = make_app(new_database_url("postgres"))
+    assert type(app.recorder).__name__ == "OrderedInsertRecorder"
+    assert app.recorder.datastore.enable_db_functions
+    with app.recorder.datastore.get_connection() as conn, conn.cursor() as cursor:
+        cursor.execute("SELECT prosrc FROM pg_proc WHERE proname = %s", (app.recorder.pg_function_name_insert_events,))
+        (source,) = cursor.fetchone().values()
+    lock, insert = source.index("LOCK TABLE"), source.index("INSERT INTO")
+    assert "IN EXCLUSIVE MODE" in source[lock:insert] and lock < insert
+    notifications = app.recorder.select_notifications(start=None, limit=1000)
+    assert [n.id for n in notifications] == sorted(n.id for n in notifications) and notifications  # the seed saved

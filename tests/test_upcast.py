@@ -110,3 +110,26 @@ def test_the_command_line_issues_a_token_with_its_last_day_and_lists_it(tmp_path
     assert "active to 2199-12-31" in capsys.readouterr().out
     assert main(["token", "create", "--role", "auditor", "--name", "TCE-AC", "--expires", "31/12/2199"]) == 2
     assert "--expires: '31/12/2199' is not a day" in capsys.readouterr().err
+
+
+def test_a_receipt_stored_before_version_2_has_no_first_version_and_its_retry_answers_the_act_s_last_event(
+        memory_app):
+    """`Receipt.Issued` version 2 added `decided_from` (the first case version an act recorded); an older receipt
+    reads None, noted as added by the upcast (so its hash is taken as recorded), and a retry answered from it
+    shows the act's last event, the one an old receipt knows."""
+    from domain.access import Receipt
+    from domain.application import Acted
+    from domain.demo import FEIJO, MESA, voters_creation
+
+    state = {"scope": "t", "key": "k", "fingerprint": "f", "act": "requisition-received", "case_id": "c",
+             "case_number": "LC35-2026-0001", "case_version": 4, "result": None}
+    Receipt.Issued.upcast_v1_v2(state)
+    assert state["decided_from"] is None and state[chain.UPCAST_MARK] == ["decided_from"]
+    number = voters_creation(memory_app, date(2026, 3, 2), FEIJO, "Vila Tarumã", area_km2="1900", voters=40,
+                             first_title=1000, zone="5")
+    requisition = memory_app.issue_requisition(number, MESA, date(2026, 3, 5), body="ibge", items=["art-4"])
+    received = memory_app.receive_requisition(number, MESA, date(2026, 3, 9), requisition=requisition.result)
+    old = Acted(received.case_id, number, received.version, decided_from=None, replayed=True)
+    assert [e["sequence"] for e in memory_app.act_events(old)] == [received.version]
+    retried = Acted(received.case_id, number, received.version, decided_from=received.decided_from, replayed=True)
+    assert [e["type"] for e in memory_app.act_events(retried)] == ["Case.RequisitionReceived", "Case.DeadlineOpened"]

@@ -105,6 +105,8 @@ def _postgres_env(database_url: str) -> dict[str, str]:
            "POSTGRES_PORT": port, "POSTGRES_USER": unquote(user) if user else getpass.getuser(),
            "POSTGRES_PASSWORD": unquote(password) if has_password else ""}
     env |= {setting: default for setting, default in POSTGRES_PARAMETERS.values()}
+    # One round trip per save, with the events table locked inside it (tramita/postgres.py).
+    env |= {"POSTGRES_ENABLE_DB_FUNCTIONS": "y", "APPLICATION_RECORDER_TOPIC": "tramita.postgres:OrderedInsertRecorder"}
     for name, values in parse_qs(parts.query, keep_blank_values=True, strict_parsing=False).items():
         if len(values) != 1:
             raise refuse(f"the parameter {name!r} is given {len(values)} times")

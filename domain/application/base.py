@@ -7,6 +7,8 @@ Legal dates are stored as ISO text; with a signing key, every event is stored wi
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -115,7 +117,10 @@ _pending_receipt: ContextVar[IdempotentRequest | None] = ContextVar("tramita_pen
 
 
 LEGAL_TIMEZONE = ZoneInfo("America/Rio_Branco")
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 8
+#: Seconds: the n-th retry of a conflicting act waits a random time up to RETRY_BASE * 2**n, at most RETRY_CAP, so
+#: writers that met on one aggregate (the year's case numbering above all) do not meet again in lockstep.
+RETRY_BASE, RETRY_CAP = 0.002, 0.1
 T = TypeVar("T")
 
 
@@ -176,9 +181,15 @@ class ApplicationBase(Application):
         self.pool.saved(objs, recordings)
         return recordings
 
+    #: How a retry waits (tests replace it to watch the waits).
+    retry_pause: Callable[[float], None] = staticmethod(time.sleep)
+
     def _retrying(self, attempt: Callable[[], T]) -> T:
-        """Each attempt borrows its aggregates from the pool; a failed attempt drops them (pool.py)."""
-        for _ in range(MAX_ATTEMPTS):
+        """Each attempt borrows its aggregates from the pool; a failed attempt drops them (pool.py). After a
+        conflict the next attempt waits a random, growing time (exponential backoff with full jitter)."""
+        for n in range(MAX_ATTEMPTS):
+            if n:
+                self.retry_pause(random.uniform(0, min(RETRY_CAP, RETRY_BASE * 2 ** n)))
             try:
                 with self.pool.borrowing():
                     return attempt()

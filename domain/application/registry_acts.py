@@ -79,7 +79,12 @@ class RegistryActs(ApplicationBase):
         """Art. 17 par. ún.: the shipped IBGE list (Acre's municipalities included) plus the names recorded since
         (by IBGE, and by every creation or fusion law, which adds its new name in the same save)."""
         register = register or self._get_or_none(ToponymRegister.ID)
-        return ToponymList.shipped().with_names(register.toponyms() if register else [])
+        version = register.last_hash if register else None  # the chain head names the content, not just its length
+        cached = self.__dict__.get("_toponym_list")
+        if cached is None or cached[0] != version:  # built once per version of the register, not once per act
+            cached = self.__dict__["_toponym_list"] = (
+                version, ToponymList.shipped().with_names(register.toponyms() if register else []))
+        return cached[1]
 
     def municipality(self, code: str) -> Municipality:
         return self._get_municipality(code)

@@ -1,0 +1,135 @@
+"""The aggregate pool: acts borrow aggregates alone and uncopied, and a failed act never leaves a half-applied one."""
+
+from __future__ import annotations
+
+import threading
+from datetime import date
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from domain.application.pool import AggregatePool
+from domain.demo import GOVERNOR, municipal
+from domain.errors import LegalRuleError
+from domain.registry import Municipality
+from tests.stores import make_app
+
+XAPURI, BUJARI = "1200708", "1200138"
+OPENED, DECREED = date(2026, 3, 2), date(2026, 3, 5)
+COUNCIL = municipal("council", BUJARI)
+DECREE = {"municipality": BUJARI, "decree": "DL 1/2026", "seats": 9, "yes_votes": 5}
+
+
+def open_incorporation(app) -> str:
+    return app.open_case(GOVERNOR, OPENED, kind="incorporation", municipalities=[BUJARI], receiving=XAPURI).number
+
+
+def borrowed_case(app, number: str):
+    with app.pool.borrowing():
+        return app.get_case(number)
+
+
+def test_consecutive_acts_on_a_case_work_on_the_same_pooled_case_not_on_copies(memory_app):
+    number = open_incorporation(memory_app)
+    first = borrowed_case(memory_app, number)
+    memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE)
+    again = borrowed_case(memory_app, number)
+    assert again is first and again.version == 2
+
+
+def test_a_case_read_outside_an_act_is_the_reader_s_own_copy(memory_app):
+    number = open_incorporation(memory_app)
+    copy = memory_app.get_case(number)
+    copy.frozen.append("tampered")
+    assert borrowed_case(memory_app, number).frozen == [BUJARI, XAPURI]
+
+
+def test_an_act_refused_after_its_command_changed_the_case_leaves_the_case_as_stored(memory_app):
+    number = open_incorporation(memory_app)
+
+    def change_then_refuse(case, ctx):
+        case.record_council_decree(ctx, **DECREE)  # applied to the borrowed case, then refused
+        raise LegalRuleError("art-29", "refused after the change")
+
+    with pytest.raises(LegalRuleError):
+        memory_app._act(number, COUNCIL, DECREED, None, change_then_refuse)
+    case = borrowed_case(memory_app, number)
+    assert case.version == 1 and case.councils == {} and not case.pending_events
+    assert memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE).version == 2
+
+
+def test_an_act_whose_save_conflicts_is_judged_again_on_the_case_as_stored(memory_app, monkeypatch):
+    number = open_incorporation(memory_app)
+    save, conflicts = memory_app.save, []
+
+    def conflicting_once(*aggregates, **kwargs):
+        if not conflicts:
+            conflicts.append(aggregates[0].version)  # the borrowed case, changed by the first attempt
+            raise IntegrityError("simulated")
+        return save(*aggregates, **kwargs)
+
+    monkeypatch.setattr(memory_app, "save", conflicting_once)
+    monkeypatch.setattr(memory_app, "retry_pause", lambda seconds: None)
+    acted = memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE)
+    monkeypatch.undo()
+    assert conflicts == [2] and acted.version == 2
+    stored = memory_app.get_case(number, version=2)
+    assert list(stored.councils) == [BUJARI] and memory_app.get_case(number).version == 2
+
+
+def test_an_aggregate_lent_to_one_act_is_not_lent_to_another_at_the_same_time(memory_app):
+    number = open_incorporation(memory_app)
+    lent, release, seen = threading.Event(), threading.Event(), {}
+
+    def first_act():
+        with memory_app.pool.borrowing():
+            seen["first"] = memory_app.get_case(number)
+            lent.set()
+            release.wait()
+
+    thread = threading.Thread(target=first_act)
+    thread.start()
+    lent.wait()
+    seen["second"] = borrowed_case(memory_app, number)
+    release.set()
+    thread.join()
+    assert seen["second"] is not seen["first"] and seen["second"].version == seen["first"].version == 1
+
+
+def test_a_municipality_changed_by_another_process_is_brought_up_to_date_when_borrowed(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    one, other = make_app(url), make_app(url, seed=False)
+    assert borrowed_case(one, open_incorporation(one)).version == 1
+    with one.pool.borrowing():
+        before = one.municipality(BUJARI).version
+    other.record_figure(BUJARI, municipal("ibge", BUJARI), OPENED, figure="population", value=9000,
+                        as_of=OPENED, source="IBGE 2026")
+    with one.pool.borrowing():
+        after = one.municipality(BUJARI)
+    assert after.version == before + 1 and after.figure_on("population", OPENED).value == 9000
+
+
+def test_the_pool_keeps_within_its_byte_budget_and_lets_the_least_recently_returned_go_first(memory_app):
+    pool = AggregatePool(memory_app.recorder, memory_app.mapper, budget=1)
+    one = Municipality.id_for(XAPURI)
+    for code in (XAPURI, BUJARI, "1200401"):
+        with pool.borrowing():
+            pool.get(Municipality.id_for(code))
+    assert pool.size == 0  # each seeded municipality is larger than one byte: none is kept
+    roomy = AggregatePool(memory_app.recorder, memory_app.mapper, budget=10**9)
+    for code in (XAPURI, BUJARI):
+        with roomy.borrowing():
+            roomy.get(Municipality.id_for(code))
+    both = roomy.size
+    roomy.budget = both - 1
+    with roomy.borrowing():
+        roomy.get(Municipality.id_for("1200401"))
+    assert roomy.size <= roomy.budget and one not in roomy._idle  # Xapuri, returned first, went first
+
+
+def test_an_aggregate_changed_but_not_saved_never_returns_to_the_pool(memory_app):
+    number = open_incorporation(memory_app)
+    with memory_app.pool.borrowing():
+        case = memory_app.get_case(number)
+        case.record_council_decree(memory_app.context(COUNCIL, DECREED), **DECREE)  # never saved
+    assert borrowed_case(memory_app, number).version == 1
