@@ -395,7 +395,8 @@ def main(argv: list[str] | None = None) -> None:
         print_growth(f"case-length-{args.long_case}-vs-{SHORT_CASE}", *length,
                      f"Art. 10 cycles on cases of {SHORT_CASE} events, then on one of {args.long_case}")
         print_growth(f"municipality-case-{args.municipality_cases}-vs-{EARLY_CASE}", *series,
-                     f"opening and first findings of cases {EARLY_CASE}.., then {args.municipality_cases}.. on one municipality")
+                     f"opening and first findings of cases {EARLY_CASE}.., then {args.municipality_cases}.. "
+                     "on one municipality")
     print("ratio goal: >= 0.5")
     print(f"ratio: {tramita_rate / raw_rate:.4f}")
 
