@@ -1,44 +1,44 @@
 """Benchmark: how fast the HTTP API records acts under concurrent clients (gunicorn on SQLite), compared with the
-application service called in-process in the same run.
+application service doing the same acts in-process in the same run.
 
 Usage: python bench/api_load.py [--seconds S] [--clients C] [--workers W]
 
-Why: the API adds a lot around each act (a bearer token looked up, the competence checked, the body parsed
-and validated, the case read back at its new version and rendered as JSON, HTTP itself, and several worker
-processes sharing SQLite's single writer). This measures what is left of the service's rate once all of
-that is in front of it.
+Why: the API adds a lot around each act (a bearer token looked up, the competence checked, the body parsed and
+validated, the answer rendered as JSON, HTTP itself). This measures what is left of the service's rate once all
+of that is in front of it.
 
 What is measured
 ----------------
 0. Set-up (untimed). In a temporary folder: a fresh SQLite database created by `tramita migrate`, Acre's
-   registry seeded (`Tramita.seed_registry`), and an `assembly-mesa` token issued with `Tramita.issue_token`.
-   Then `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn, tramita's threaded workers
-   unless GUNICORN_CMD_ARGS says otherwise, each with its own application) is started with `TRAMITA_DATABASE_URL` pointing at that file, and `/health` is polled until it
-   answers.
+   registry seeded (`Tramita.seed_registry`), an `assembly-mesa` token issued (`Tramita.issue_token`); then
+   `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn, tramita's threaded workers unless
+   GUNICORN_CMD_ARGS says otherwise, each with its own application) on that file, polled on `/health`.
 
-1. HTTP. C client threads (stdlib `http.client`, one connection each, kept open when the server allows it:
-   the threaded workers keep it alive for 5 s between requests; sync workers close it after every response) each open a case of
-   their own with `POST /cases` (untimed): a voters' creation petition from one municipality of the registry,
-   one municipality per client (opening freezes it, Art. 38, so two creations cannot share one), with 32
-   signatures of valid Acre voter titles (`domain.voter_title.make_voter_title`), like the demo's Feijó
-   petition. Then, all starting together, for S seconds each client records, on its own case, the demo's
-   Art. 10 act mix in turn: `requisition-issued` (to the next of the six competent bodies) and
-   `requisition-received` with the requisition id the issue returned in its `result`; every act carries the
-   ETag of the previous response as `If-Match`. Each client has its own case, so no act waits for another's
-   version of a case: what the clients share is the server's workers and SQLite's one writer at a time.
-   Every request's latency is measured (`time.perf_counter`, from sending to the whole response read).
-   Only 2xx answers count as acts; any other answer is counted by status and printed (there should be none;
-   a 412 would mean the client mishandled the ETag), and the client re-reads its case's ETag and goes on.
+1. HTTP. C client threads (stdlib `http.client`, one connection each, kept alive when the server allows it)
+   each open a case of their own with `POST /cases` (untimed; the case from the answer's `Location`): a
+   voters' creation petition with 32 valid Acre voter titles, like the demo's Feijó petition, one registry
+   municipality per client (opening saves that municipality's Art. 38 freeze, so the clients share no
+   aggregate). Then, all starting together, for S seconds each client records on its case the Art. 10 mix in
+   turn: `requisition-issued` (to the next of the six competent bodies) and `requisition-received` of it (the
+   case numbers requisitions R1, R2, ... in order); every act carries the previous answer's ETag as `If-Match`.
+   Only an act answer's status and ETag are read. Every request's latency is measured (`time.perf_counter`,
+   sending to the whole response read); only 2xx answers count; any other is counted by status and printed
+   (there should be none), and the client reads its case back (`GET /cases/{id}`: ETag and requisitions).
 
-2. In-process (the baseline, "the service rate"). A `Tramita` application built as the CLI builds it (same
-   SQLite settings) on a second fresh database file, with the registry seeded and C cases opened the same
-   way (untimed), records the same act mix by calling `issue_requisition` and `receive_requisition`
-   directly, single thread, round-robin over the C cases (so cases grow as the HTTP clients' do), for S
-   seconds. It runs before the server starts, so the two measurements do not share the machine.
+2. In-process (the baseline, "the service rate"), after the server has stopped, so that the two do not share
+   the machine. On a second fresh database the registry is seeded and C cases opened the same way (untimed).
+   Then exactly the HTTP run's work: case i gets as many acts of the same mix as HTTP client i recorded, by
+   direct calls to `issue_requisition` and `receive_requisition`, with the same concurrency as the server: W
+   processes (`multiprocessing`, spawned), each with its own application built as the CLI builds it (its cases
+   read once, untimed, as the HTTP workers had served their openings), and one writer thread per case, C in
+   all, started together. W processes rather than C threads in one: a gunicorn worker's threads share one
+   interpreter lock, and W workers use W cores; one process would give the baseline one core against the
+   server's W and flatter the ratio. Timed from the workers' common start (a barrier) to the last one's end.
 
 The CPU time used during the timed HTTP part is shown for the server (gunicorn's master and workers, from
-/proc, on Linux) and for the client process, to tell whether the machine's cores or the database's writer
-limit the rate. The last line printed is `ratio: <HTTP acts/s ÷ in-process acts/s>` (goal >= 0.4).
+/proc, on Linux) and for the client process, to tell whether the machine's cores or the database's writer limit
+the rate. Printed: both rates, the p50 and p99 latency of each side's acts, and last
+`ratio: <HTTP acts/s ÷ in-process acts/s>` (goal >= 0.5).
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ import argparse
 import http.client
 import json
 import math
+import multiprocessing
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -90,10 +92,10 @@ def legal_today() -> date:
 
 
 def client_municipalities(seeded: list[str], count: int) -> list[str]:
-    """`count` municipalities of the seeded registry, one per client (a creation freezes its origin, Art. 38)."""
+    """`count` municipalities of the seeded registry, one per client (no two openings save the same one)."""
     if count > len(seeded):
         raise SystemExit(f"--clients must be at most {len(seeded)}: each client opens a creation case on a "
-                         "municipality of its own, and opening one freezes it (Art. 38)")
+                         "municipality of its own")
     return seeded[:count]
 
 
@@ -110,22 +112,34 @@ def petition(code: str, client: int, day: date) -> dict[str, Any]:
 
 
 class ActMix:
-    """The next act of one case: issue a requisition to the next body, then receive it, and again."""
+    """The next act of one case: issue a requisition to the next body, then receive it, and again.
 
-    def __init__(self) -> None:
-        self.issued = 0
-        self.pending: str | None = None  # the requisition issued and not yet received
+    The case numbers its requisitions in order (R1, R2, ...), so the id of the one just issued is known without
+    reading the act's answer; the in-process run checks it against what the act returned.
+    """
+
+    def __init__(self, issued: int = 0, pending: str | None = None) -> None:
+        self.issued = issued
+        self.pending = pending  # the requisition issued and not yet received
+
+    @classmethod
+    def from_document(cls, requisitions: dict[str, Any]) -> ActMix:
+        """Where a case's mix stands, from its document's requisitions (after an error)."""
+        pending = [number for number, entry in requisitions.items() if entry.get("received_on") is None]
+        return cls(len(requisitions), pending[0] if pending else None)
 
     def next(self) -> tuple[str, dict[str, Any]]:
         if self.pending is None:
             return "requisition-issued", {"body": BODIES[self.issued % len(BODIES)], "items": ["art-4"]}
         return "requisition-received", {"requisition": self.pending}
 
-    def done(self, act: str, result: Any) -> None:
+    def done(self, act: str) -> str | None:
+        """The act was recorded; the requisition it issued, if it issued one."""
         if act == "requisition-issued":
-            self.issued, self.pending = self.issued + 1, result
-        else:
-            self.pending = None
+            self.issued, self.pending = self.issued + 1, f"R{self.issued + 1}"
+            return self.pending
+        self.pending = None
+        return None
 
 
 # ---------------------------------------------------------------------------------------------- measurements
@@ -155,32 +169,87 @@ class Run:
         return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] * 1000
 
 
-def in_process(url: str, clients: int, seconds: float) -> Run:
-    """The service rate: the same act mix on `clients` cases, called directly, one thread."""
+def open_service_cases(url: str, clients: int) -> list[str]:
+    """Untimed: a fresh database, the registry seeded and one case per client opened as the HTTP clients open
+    theirs; the case numbers."""
     app = build_application(url, create_table=True)
     try:
         seeded = app.seed_registry(SEED_ACTOR, SEED_DAY)
         day = legal_today()
-        cases = []
+        numbers = []
         for client, code in enumerate(client_municipalities(seeded, clients)):
             body = petition(code, client, day)
             del body["occurred_on"]
-            cases.append((app.open_case(MESA, day, **body).number, ActMix()))
-        methods = {"requisition-issued": app.issue_requisition, "requisition-received": app.receive_requisition}
-        run = Run()
-        start = time.perf_counter()
-        deadline = start + seconds
-        while (now := time.perf_counter()) < deadline:
-            for case, mix in cases:
-                act, fields_ = mix.next()
-                began = time.perf_counter()
-                acted = methods[act](case, MESA, day, **fields_)
-                run.latencies.append(time.perf_counter() - began)
-                mix.done(act, acted.result)
-        run.seconds = now - start
-        return run
+            numbers.append(app.open_case(MESA, day, **body).number)
+        return numbers
     finally:
         app.close()
+
+
+def service_worker(url: str, share: list[tuple[str, int]], barrier: Any, results: Any) -> None:
+    """One in-process worker: its own application (as a gunicorn worker has) and one writer thread per case of
+    its share, each recording its count of acts of the mix once every worker is ready."""
+    app = build_application(url)
+    try:
+        for number, _ in share:
+            app.get_case(number)  # the HTTP workers have served the openings before their timed part
+        methods = {"requisition-issued": app.issue_requisition, "requisition-received": app.receive_requisition}
+        day, latencies, failures = legal_today(), [], []
+
+        def write(number: str, acts: int) -> None:
+            mix = ActMix()
+            try:
+                for _ in range(acts):
+                    act, fields_ = mix.next()
+                    began = time.perf_counter()
+                    acted = methods[act](number, MESA, day, **fields_)
+                    latencies.append(time.perf_counter() - began)
+                    if mix.done(act) != acted.result:
+                        raise AssertionError(f"{number}: {act} returned {acted.result!r}, the mix expected another")
+            except BaseException as error:  # noqa: BLE001 - reported to the parent
+                failures.append(repr(error))
+
+        threads = [threading.Thread(target=write, args=item, daemon=True) for item in share]
+        barrier.wait(timeout=START_TIMEOUT)
+        start = time.monotonic()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        results.put((latencies, failures, start, time.monotonic()))
+    finally:
+        app.close()
+
+
+def in_process(url: str, work: list[int], workers: int) -> Run:
+    """The service rate: `work[i]` acts of the mix on case i, by `workers` processes, one thread per case."""
+    numbers = open_service_cases(url, len(work))
+    shares = [share for w in range(workers) if (share := [(numbers[i], work[i]) for i in range(w, len(work), workers)])]
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(len(shares)), context.Queue()
+    processes = [context.Process(target=service_worker, args=(url, share, barrier, results), daemon=True)
+                 for share in shares]
+    answers: list[tuple[Any, ...]] = []
+    try:
+        for process in processes:
+            process.start()
+        while len(answers) < len(processes):
+            try:
+                answers.append(results.get(timeout=5))
+            except queue.Empty:
+                if any(process.exitcode not in (None, 0) for process in processes):
+                    raise SystemExit("an in-process worker failed (its traceback is above)") from None
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+    run = Run(seconds=max(a[3] for a in answers) - min(a[2] for a in answers))
+    for latencies, failures, _, _ in answers:
+        if failures:
+            raise SystemExit(f"the in-process run failed: {failures[0]}")
+        run.latencies += latencies
+    return run
 
 
 class Client:
@@ -208,16 +277,19 @@ class Client:
         status, response, data = self.request("POST", "/cases", petition_body)
         if status != 201:
             raise SystemExit(f"POST /cases answered {status}: {data.decode(errors='replace')[:2000]}")
-        self.case, self.etag = json.loads(data)["case"]["id"], response.getheader("ETag")
+        self.case = response.getheader("Location").rsplit("/", 1)[-1]
+        self.etag = response.getheader("ETag")
 
-    def resync(self) -> None:
-        """After an error: the case's current ETag, read back."""
+    def resync(self) -> ActMix:
+        """After an error: the case's current ETag and where its mix stands, read back (the case document)."""
         try:
-            status, response, _ = self.request("GET", f"/cases/{self.case}")
+            status, response, data = self.request("GET", f"/cases/{self.case}")
             if status == 200:
                 self.etag = response.getheader("ETag")
+                return ActMix.from_document(json.loads(data)["requisitions"])
         except (OSError, http.client.HTTPException):
             pass
+        return ActMix()
 
     def record(self, until: float, day: date) -> None:
         mix = ActMix()
@@ -230,26 +302,26 @@ class Client:
                                                       {"If-Match": self.etag or "*"})
             except (OSError, http.client.HTTPException) as error:
                 self.run.errors[type(error).__name__] += 1
-                self.resync()
+                mix = self.resync()
                 continue
             latency = time.perf_counter() - began
             if 200 <= status < 300:
                 self.run.latencies.append(latency)
                 self.etag = response.getheader("ETag")
-                mix.done(act, json.loads(data)["result"])
+                mix.done(act)
             else:
                 self.run.errors[str(status)] += 1
                 if self.run.errors[str(status)] == 1:
                     print(f"  {act} answered {status}: {data.decode(errors='replace')[:500]}", file=sys.stderr)
-                self.resync()
-                mix = ActMix()  # an unreceived requisition may stay open; start the pair again
+                mix = self.resync()
 
     def close(self) -> None:
         self.connection.close()
 
 
-def over_http(port: int, token: str, codes: list[str], seconds: float) -> Run:
-    """C clients, each on its own case, recording acts for `seconds` from the same start."""
+def over_http(port: int, token: str, codes: list[str], seconds: float) -> tuple[Run, list[int]]:
+    """C clients, each on its own case, recording acts for `seconds` from the same start; with the acts each
+    client recorded."""
     day = legal_today()
     clients = [Client(port, token) for _ in codes]
     for n, (client, code) in enumerate(zip(clients, codes)):
@@ -279,7 +351,7 @@ def over_http(port: int, token: str, codes: list[str], seconds: float) -> Run:
     for client in clients:
         run.latencies += client.run.latencies
         run.errors += client.run.errors
-    return run
+    return run, [client.run.acts for client in clients]
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -385,7 +457,7 @@ def process_tree_cpu(root: int) -> float | None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0,
-                        help="seconds each part records acts for (default 20)")
+                        help="seconds the HTTP clients record acts for (default 20)")
     parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients (default 16)")
     parser.add_argument("--workers", type=int, default=2,
                         help="gunicorn worker processes (default 2, one per core of a 2-core machine)")
@@ -405,11 +477,10 @@ def milliseconds(run: Run) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    # A SIGTERM to the bench unwinds like Ctrl-C, so that gunicorn is stopped and the temporary folder removed.
+    # A SIGTERM to the bench unwinds like Ctrl-C, so that gunicorn and the in-process workers are stopped and the
+    # temporary folder removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="tramita-bench-api-") as folder:
-        service = in_process(f"sqlite:///{folder}/service.sqlite", args.clients, args.seconds)
-
         url = f"sqlite:///{folder}/api.sqlite"
         env = {**os.environ, "TRAMITA_DATABASE_URL": url}
         tramita(env, "migrate")
@@ -417,24 +488,26 @@ def main(argv: list[str] | None = None) -> None:
         port = free_port()
         with server(env, port, args.workers, Path(folder) / "gunicorn.log") as gunicorn:
             server_cpu, client_cpu = process_tree_cpu(gunicorn.pid), time.process_time()
-            api = over_http(port, token, codes, args.seconds)
+            api, work = over_http(port, token, codes, args.seconds)
             server_cpu_after, client_cpu = process_tree_cpu(gunicorn.pid), time.process_time() - client_cpu
+        service = in_process(f"sqlite:///{folder}/service.sqlite", work, args.workers)
 
     cores = os.cpu_count() or 1
     print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} ({os.environ.get('GUNICORN_CMD_ARGS') or 'tramita serve defaults'}), clients: {args.clients}, "
           f"seconds: {args.seconds:g}, cores: {cores}")
-    print(f"in-process: {service.acts} acts in {service.seconds:.2f} s, one thread over {args.clients} cases "
-          f"(per act {milliseconds(service)})")
-    print(f"in-process acts/s: {service.rate:.1f}")
     errors = ", ".join(f"{status}: {count}" for status, count in sorted(api.errors.items())) or "none"
-    print(f"HTTP: {api.acts} acts (2xx) in {api.seconds:.2f} s by {args.clients} clients; errors: {errors}")
+    print(f"HTTP: {api.acts} acts (2xx) in {api.seconds:.2f} s by {args.clients} clients "
+          f"({min(work)}-{max(work)} per case); errors: {errors}")
     print(f"HTTP acts/s: {api.rate:.1f}")
     print(f"HTTP latency: {milliseconds(api)}")
     if server_cpu is not None and server_cpu_after is not None:
         used = server_cpu_after - server_cpu
         print(f"CPU during the HTTP part: server {used:.1f} s ({used / api.seconds:.2f} of {cores} cores), "
               f"clients {client_cpu:.1f} s ({client_cpu / api.seconds:.2f} cores)")
-    print("ratio goal: >= 0.4")
+    print(f"in-process: the same {service.acts} acts on {args.clients} cases in {service.seconds:.2f} s, "
+          f"{args.workers} processes, one writer thread per case (per act {milliseconds(service)})")
+    print(f"in-process acts/s: {service.rate:.1f}")
+    print("ratio goal: >= 0.5")
     print(f"ratio: {api.rate / service.rate:.4f}")
 
 

@@ -1,6 +1,8 @@
-"""Benchmark: how fast tramita records acts, compared with the bare eventsourcing library on the same store.
+"""Benchmark: how fast tramita records acts, compared with the bare eventsourcing library on the same store, and
+whether an act's cost grows with the history behind it.
 
-Usage: python bench/record_acts.py [--cases N] [--store memory|sqlite]
+Usage: python bench/record_acts.py [--cases N] [--store memory|sqlite] [--long-case EVENTS]
+       [--municipality-cases N] [--samples S] [--no-growth]
 
 What is measured
 ----------------
@@ -26,19 +28,46 @@ What is measured
    string (like tramita's hash).
 
 Events are counted as the growth of the store's notification log (`recorder.max_notification_id()`)
-over the timed part. Times come from `time.perf_counter`. The last line printed is
-`ratio: <tramita events/s ÷ raw library events/s>`.
-"""
+over the timed part. Times come from `time.perf_counter`. The goal is a ratio >= 0.5.
+
+3. Growth lines (same run, each on a fresh store of the same kind, set-up untimed; goal <= 1.2 each):
+
+   - case length. 13 voters' creation cases (the Mesa's petition with 32 voter titles, one registry
+     municipality each, opened on 2014-01-02) are grown together, round-robin, by Art. 10 cycles of three
+     acts: the Mesa requisitions a body (IBGE, TRE, SEFAZ, IBGE in turn), the body records the receipt the next
+     day (its 30-day answer deadline opens), and the body records its Art. 4 finding (I, II, III, IV; never V or
+     VI, so Art. 4 stays incomplete and requisitions stay admissible) 5 days later, every sixth one 40 days
+     later, past the deadline; the next cycle starts on the finding's day. A cycle stores five events. Once
+     every case has 30 events, one cycle on each case is timed in turn, S cycles in all (default 20: on cases
+     of 31 or 36 events).
+     Then the first case alone is grown to EVENTS events (default 1,000; about 6 years of legal dates),
+     each of its cycles followed by one on the next of the other twelve, so the log interleaves them and
+     they grow too; then S cycles of it are timed, each still followed by an untimed one on another case.
+     Printed: the median per act at each length, and `growth case-length-<EVENTS>-vs-30: <long ÷ short>`.
+   - one municipality. A series of Governor's creation petitions, all on Plácido de Castro and Senador
+     Guiomard (each opening freezes both, Art. 38, and takes the year's next case number), each followed by
+     the IBGE's, the TRE's and the SEFAZ's Art. 4 findings (which read both origins' figures). Nine cases in
+     ten are then archived by the Mesa (Art. 16 par. ún.: the freezes lift); every tenth takes the demo's
+     instruction and vote (the seven findings again, as Art. 32 allows, the plebiscite and the CCJ's bill)
+     and its law, which moves the origins' figures, lifts the freezes and adds its name to the toponyms
+     (restating a figure when it runs low, as in part 1). The opening and its three findings are timed for
+     every case; the median per act over cases 20 to 20+S/2-1 is compared with the median over N to
+     N+S/2-1 (default N = 400, S = 20: cases 20-29 against 400-409):
+     `growth municipality-case-<N>-vs-20: <late ÷ early>`.
+
+The growth lines are printed as `growth <name> goal: <= 1.2` then `growth <name>: <ratio>`. The last line
+printed is `ratio: <tramita events/s ÷ raw library events/s>`."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -49,8 +78,8 @@ from domain.acts import Actor
 from domain.application import Tramita
 from tramita.persistence import persistence_env
 from domain.demo import (
-    ART_9_DOCUMENTS, FIGURES_1991, FINDINGS_1991, GOVERNOR, GUIOMARD, PLACIDO, close_obligations_1993,
-    install_1993, instruct_and_vote_1992, record_figure_1991,
+    ART_9_DOCUMENTS, FIGURES_1991, FINDINGS_1991, GOVERNOR, GUIOMARD, IBGE, MESA, PLACIDO, SEFAZ, TRE,
+    close_obligations_1993, install_1993, instruct_and_vote_1992, record_figure_1991, voters_creation,
 )
 from domain.names import ToponymList, date_in_name
 
@@ -113,15 +142,15 @@ def store_url(store: str, folder: str, name: str) -> str:
     return "memory://" if store == "memory" else f"sqlite:///{folder}/{name}.sqlite"
 
 
-def build_tramita(database_url: str) -> Tramita:
-    """The application with the registry seeded and the demo's 1991 figures recorded (untimed)."""
+def build_tramita(database_url: str) -> tuple[Tramita, list[str]]:
+    """The application with the registry seeded and the demo's 1991 figures recorded (untimed); the codes seeded."""
     app = Tramita(persistence_env(database_url), clock=lambda: NOW)
-    app.seed_registry(SEED_ACTOR, SEED_DAY)
+    seeded = app.seed_registry(SEED_ACTOR, SEED_DAY)
     for code, figures in FIGURES_1991.items():
         for figure, value in figures.items():
             record_figure_1991(app, code, figure, value)
     ToponymList.shipped()  # the shipped IBGE list is loaded once per process, not per act
-    return app
+    return app, seeded
 
 
 def bench_name(n: int) -> str:
@@ -177,7 +206,7 @@ def notifications(app: Application) -> int:
 
 
 def bench_tramita(database_url: str, cases: int) -> Run:
-    app = build_tramita(database_url)
+    app, _ = build_tramita(database_url)
     counter, origins = ActCounter(app), OriginFigures()
     first = notifications(app)
     start = time.perf_counter()
@@ -231,6 +260,97 @@ def bench_raw(database_url: str, saves: int, events: int, aggregates: int) -> Ru
     return Run(saves, notifications(app) - first, seconds)
 
 
+# ---------------------------------------------------------------------------------------------- growth lines
+
+GROWTH_GOAL = "<= 1.2"
+SHORT_CASE, EARLY_CASE, SIBLINGS = 30, 20, 12
+#: Art. 10 in turn: the body requisitioned, its actor, the Art. 4 item it answers with, its value, the State tax.
+CYCLE = ((IBGE, "art-4-I", 3100, None), (TRE, "art-4-II", 1800, None),
+         (SEFAZ, "art-4-III", "600000.00", "210000000.00"), (IBGE, "art-4-IV", 140, None))
+
+
+class GrowingCase:
+    """A voters' creation grown by Art. 10 cycles: the Mesa's requisition, its receipt by the body the next day,
+    the body's finding 5 days later (every sixth one 40 days later, past the 30-day deadline)."""
+
+    def __init__(self, app: Tramita, code: str, n: int, opened_on: date) -> None:
+        self.app, self.day, self.cycles = app, opened_on, 0
+        self.number = voters_creation(app, opened_on, code, f"Vila Longa {n}", area_km2="10", voters=32,
+                                      first_title=40000000 + n * 1000, zone="5")
+
+    def cycle(self) -> float:
+        """Record one cycle (three acts); the seconds it took."""
+        actor, item, value, tax = CYCLE[self.cycles % len(CYCLE)]
+        issued_on, self.day = self.day, self.day + timedelta(days=40 if self.cycles % 6 == 5 else 5)
+        self.cycles += 1
+        start = time.perf_counter()
+        requisition = self.app.issue_requisition(self.number, MESA, issued_on, body=actor.role,
+                                                 items=["art-4"]).result
+        self.app.receive_requisition(self.number, actor, issued_on + timedelta(days=1), requisition=requisition)
+        self.app.record_finding(self.number, actor, self.day, item=item, value=value, state_tax_revenue=tax,
+                                document=f"Ofício {actor.role.upper()} {self.cycles}")
+        return time.perf_counter() - start
+
+    def length(self) -> int:
+        return self.app.get_case(self.number).version
+
+
+def growth_case_length(database_url: str, long: int, short: int, samples: int, siblings: int) -> tuple[float, float]:
+    """Median seconds of one Art. 10 cycle (3 acts) on cases of about `short` events, then on one case grown to
+    about `long` events, every cycle of it followed by one on a sibling case (so the log interleaves them)."""
+    app, seeded = build_tramita(database_url)
+    codes = [code for code in seeded if code not in FIGURES_1991]
+    cases = [GrowingCase(app, codes[n % len(codes)], n, date(2014, 1, 2)) for n in range(siblings + 1)]
+    target, others = cases[0], cases[1:]
+    while target.length() < short:
+        for case in cases:
+            case.cycle()
+    at_short = [cases[n % len(cases)].cycle() for n in range(samples)]
+    turn = 0
+    while target.length() < long:
+        target.cycle()
+        others[turn % len(others)].cycle()
+        turn += 1
+    at_long = []
+    for _ in range(samples):
+        at_long.append(target.cycle())
+        others[turn % len(others)].cycle()
+        turn += 1
+    return statistics.median(at_short) / 3, statistics.median(at_long) / 3
+
+
+def growth_municipality(database_url: str, early: int, late: int, window: int) -> tuple[float, float]:
+    """Median seconds of the opening and first three findings of cases `early`.. and `late`.. (`window` each) of
+    a series all opened on Plácido de Castro and Senador Guiomard; every tenth case goes on to its law (the
+    origins' figures move and their freezes lift), the others are archived by the Mesa (their freezes lift)."""
+    (app, _), origins = build_tramita(database_url), OriginFigures()
+    timed: dict[int, float] = {}
+    for n in range(1, late + window):
+        start = time.perf_counter()
+        case = open_petition(app, n)
+        for actor, item, value, by_origin, tax in FINDINGS_1991[:3]:
+            app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
+                               state_tax_revenue=tax, document=f"Laudo {item} 1991")
+        timed[n] = (time.perf_counter() - start) / 4
+        if n % 10:
+            app.archive_case(case, MESA, date(1991, 12, 21), reason="Desistência dos autores")
+            continue
+        instruct_and_vote_1992(app, case)
+        origins.restate_if_low(app)
+        app.enact_law(case, GOVERNOR, LAW_DAY, law=f"Lei {n}/1992", name=bench_name(n), seat_origin=PLACIDO,
+                      limits="descritos no anexo I", comarca="Plácido de Castro",
+                      districts=[f"{bench_name(n)} (sede)"], living_person_declaration=True)
+        origins.law_enacted()
+    return (statistics.median(timed[n] for n in range(early, early + window)),
+            statistics.median(timed[n] for n in range(late, late + window)))
+
+
+def print_growth(name: str, first: float, then: float, what: str) -> None:
+    print(f"{what}: {first * 1000:.2f} ms, then {then * 1000:.2f} ms per act (medians)")
+    print(f"growth {name} goal: {GROWTH_GOAL}")
+    print(f"growth {name}: {then / first:.4f}")
+
+
 # ---------------------------------------------------------------------------------------------- main
 
 
@@ -238,9 +358,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=200, help="creation cases to record (default 200)")
     parser.add_argument("--store", choices=("memory", "sqlite"), default="memory", help="event store (default memory)")
+    parser.add_argument("--long-case", type=int, default=1000, metavar="EVENTS",
+                        help="events the long case grows to (default 1000; its short length is 30)")
+    parser.add_argument("--municipality-cases", type=int, default=400, metavar="N",
+                        help="the later case of the municipality series (default 400; the earlier is the 20th)")
+    parser.add_argument("--samples", type=int, default=20, help="timed samples of each growth length (default 20)")
+    parser.add_argument("--no-growth", action="store_true", help="skip the growth lines")
     args = parser.parse_args(argv)
     if args.cases < 1:
         parser.error("--cases must be at least 1")
+    if args.long_case <= SHORT_CASE or args.municipality_cases <= EARLY_CASE or args.samples < 1:
+        parser.error(f"--long-case must be over {SHORT_CASE}, --municipality-cases over {EARLY_CASE}, "
+                     "--samples at least 1")
     return args
 
 
@@ -249,6 +378,11 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
         tramita = bench_tramita(store_url(args.store, folder, "bench"), args.cases)
         raw = bench_raw(store_url(args.store, folder, "raw"), tramita.acts, tramita.events, args.cases)
+        if not args.no_growth:
+            length = growth_case_length(store_url(args.store, folder, "long"), args.long_case, SHORT_CASE,
+                                        args.samples, SIBLINGS)
+            series = growth_municipality(store_url(args.store, folder, "series"), EARLY_CASE,
+                                         args.municipality_cases, args.samples // 2 or 1)
     tramita_rate, raw_rate = tramita.per_second(tramita.events), raw.per_second(raw.events)
     print(f"store: {args.store}, creation cases: {args.cases}")
     print(f"tramita: {tramita.acts} acts, {tramita.events} events in {tramita.seconds:.3f} s "
@@ -257,6 +391,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"tramita events/s: {tramita_rate:.1f}")
     print(f"raw library: {raw.acts} saves, {raw.events} events in {raw.seconds:.3f} s")
     print(f"raw library events/s: {raw_rate:.1f}")
+    if not args.no_growth:
+        print_growth(f"case-length-{args.long_case}-vs-{SHORT_CASE}", *length,
+                     f"Art. 10 cycles on cases of {SHORT_CASE} events, then on one of {args.long_case}")
+        print_growth(f"municipality-case-{args.municipality_cases}-vs-{EARLY_CASE}", *series,
+                     f"opening and first findings of cases {EARLY_CASE}.., then {args.municipality_cases}.. "
+                     "on one municipality")
+    print("ratio goal: >= 0.5")
     print(f"ratio: {tramita_rate / raw_rate:.4f}")
 
 
