@@ -39,6 +39,7 @@ test: $(STAMP)
 ## raw replay of the whole case.
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
+	$(BIN)/python bench/record_acts.py --store sqlite
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
 	$(BIN)/python bench/api_load.py

@@ -104,7 +104,7 @@ def act_links(case_id: str) -> dict[str, Any]:
 
 @blp.route("/cases", methods=["POST"], endpoint="petition-filed")
 @competent("petition-filed", if_match=False)
-@blp.arguments(s.PetitionSchema)
+@blp.arguments(s.PetitionSchema())  # one instance: a schema class is instantiated per request
 @blp.response(201, r.ActedSchema, headers={"Location": {"schema": {"type": "string"}},
                                             "ETag": {"schema": {"type": "string"}}})
 @write_doc(if_match=False, path=False)
@@ -120,7 +120,7 @@ def petition_filed(data: dict[str, Any]):  # noqa: ANN201
 
 @blp.route("/municipalities/<ibge_code>/figures", methods=["POST"], endpoint="figure-recorded")
 @competent("figure-recorded", if_match=False)
-@blp.arguments(s.FigureRecordedSchema)
+@blp.arguments(s.FigureRecordedSchema())
 @blp.response(201, r.FigureActedSchema)
 @write_doc(if_match=False, path=True)
 @blp.doc(summary="Art. 4 par. ún.: a competent body records a registry figure (Art. 5 judges on the figures in "
@@ -149,7 +149,7 @@ def _register(act: Act) -> None:
                    responses={200: {"links": case_link("$response.body#/case_id")}})(record)
     view = write_doc(if_match=True, path=True)(view)
     view = blp.response(200, r.ActedSchema, headers={"ETag": {"schema": {"type": "string"}}})(view)
-    view = blp.arguments(act.schema)(view)
+    view = blp.arguments(act.schema())(view)  # one instance, not one per request
     view = competent(act.name, if_match=True)(view)
     blp.route(f"/cases/<case_ref>/acts/{act.name}", methods=["POST"], endpoint=act.name)(view)
 

@@ -7,7 +7,7 @@ taken from the clock the application passes in (the domain never reads the clock
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, TypeVar
 
@@ -140,7 +140,10 @@ def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_v
     draft = event_class(timestamp=ctx.recorded_at, occurred_on=ctx.occurred_on, actor=ctx.actor.as_dict(),
                         article=article, rule_versions=dict(rule_versions or {}), prev_hash=prev_hash, hash="",
                         **fields)
-    return replace(draft, hash=chain.hash_of(draft))
+    # The hash is over the draft's own fields (its `hash` left out), so it is set on the draft itself rather than
+    # by `dataclasses.replace`, which would build and validate the whole event a second time.
+    object.__setattr__(draft, "hash", chain.hash_of(draft))
+    return draft
 
 
 def require_date(field: str, value: Any) -> date:

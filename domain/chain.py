@@ -39,6 +39,20 @@ def added_by_upcast(state: dict[str, Any], **fields: Any) -> None:
 
 def canonical_value(value: Any) -> Any:
     """Map a stored value onto plain JSON, tagging the types JSON lacks."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # the common cases first, by exact type
+        return value
+    if kind is dict:
+        return {str(key): canonical_value(item) for key, item in value.items()}
+    if kind is date:
+        return {"$date": value.isoformat()}
+    if kind is list:
+        return [canonical_value(item) for item in value]
+    return _tagged(value)
+
+
+def _tagged(value: Any) -> Any:
+    """`canonical_value` for every other type, subclasses included."""
     if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
         return value
     if isinstance(value, datetime):
