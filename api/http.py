@@ -17,7 +17,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-from flask import current_app, g, request
+from flask import Response, current_app, g, request
 from flask_smorest import Blueprint
 from marshmallow import missing
 
@@ -111,7 +111,7 @@ def idempotent_request(act: str) -> IdempotentRequest | None:
                              act=act)
 
 
-def acted_response(act: str, acted: Acted, *, status: int) -> tuple[dict[str, Any], int, dict[str, str]]:
+def acted_response(act: str, acted: Acted, *, status: int) -> Response:
     """The act's result: what it decided (its events on the case), the case's new version and ETag; the case itself
     is read with `GET /cases/{id}` (the same answer for a replayed retry)."""
     headers = {"ETag": etag(acted.version), "Location": f"/cases/{acted.case_id}"}
@@ -120,7 +120,12 @@ def acted_response(act: str, acted: Acted, *, status: int) -> tuple[dict[str, An
     body = {"act": act, "case_id": str(acted.case_id), "number": acted.number, "version": acted.version,
             "result": acted.result, "events": tramita().act_events(acted),
             "receipt": receipt_of(acted)}
-    return body, status, headers
+    # The body is already what `ActedSchema` documents (plain data, dumped as is by the app's JSON provider):
+    # answered directly rather than walked field by field through the schema again on every act.
+    response = current_app.json.response(body)
+    response.status_code = status
+    response.headers.update(headers)
+    return response
 
 
 def receipt_of(acted: Acted) -> dict[str, Any] | None:
