@@ -36,7 +36,8 @@ test: $(STAMP)
 ## 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn on SQLite) against the same acts
 ## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
-## raw replay of the whole case.
+## raw replay of the whole case, and last the writer ceiling on PostgreSQL (where its server binaries are found;
+## make goes on without it otherwise).
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/record_acts.py --store sqlite
@@ -45,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/verify.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/as_of.py
+	-$(BIN)/python bench/pg_writers.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

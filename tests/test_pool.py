@@ -133,3 +133,11 @@ def test_an_aggregate_changed_but_not_saved_never_returns_to_the_pool(memory_app
         case = memory_app.get_case(number)
         case.record_council_decree(memory_app.context(COUNCIL, DECREED), **DECREE)  # never saved
     assert borrowed_case(memory_app, number).version == 1
+
+
+def test_the_pool_budget_is_read_from_the_environment_and_a_malformed_one_is_refused_naming_it(monkeypatch):
+    monkeypatch.setenv("TRAMITA_AGGREGATE_POOL_BYTES", "4096")
+    assert make_app("memory://", seed=False).pool.budget == 4096
+    monkeypatch.setenv("TRAMITA_AGGREGATE_POOL_BYTES", "64MB")
+    with pytest.raises(ValueError, match="TRAMITA_AGGREGATE_POOL_BYTES='64MB'"):
+        make_app("memory://", seed=False)

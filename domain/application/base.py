@@ -124,13 +124,23 @@ RETRY_BASE, RETRY_CAP = 0.002, 0.1
 T = TypeVar("T")
 
 
+def _pool_budget(setting: str | None) -> int:
+    """TRAMITA_AGGREGATE_POOL_BYTES: a whole number of bytes, 0 (keep nothing) or more; unset: the default."""
+    if setting is None or not setting.strip():
+        return DEFAULT_BUDGET
+    if not setting.strip().isascii() or not setting.strip().isdigit():
+        raise ValueError(f"TRAMITA_AGGREGATE_POOL_BYTES={setting!r} is not a whole number of bytes")
+    return int(setting)
+
+
 class ApplicationBase(Application):
     """What every part of the service shares: the store, the clock, the statute, the calendar, the signing key,
     the act's context, the retry of a concurrent save, idempotency, and the repository's reads."""
 
     #: The library's aggregate cache is off: `pool` keeps aggregates between acts without copying them.
     env = {"COMPRESSOR_TOPIC": "", "CIPHER_TOPIC": ""}
-    #: The environment variable bounding the pool, in stored bytes of the events its aggregates were built from.
+    #: The setting bounding the pool, in stored bytes of the events its aggregates were built from (read as
+    #: `TRAMITA_AGGREGATE_POOL_BYTES` from the environment, the library's prefix for this application).
     AGGREGATE_POOL_BYTES = "AGGREGATE_POOL_BYTES"
 
     def __init__(self, env: dict[str, str] | None = None, *, clock: Callable[[], datetime],
@@ -139,8 +149,7 @@ class ApplicationBase(Application):
         #: The deployment's signing key: every event is stored with its signature (None: events unsigned).
         self.signer = signer
         super().__init__(env)
-        self.pool = AggregatePool(self.recorder, self.mapper,
-                                  int(self.env.get(self.AGGREGATE_POOL_BYTES) or DEFAULT_BUDGET))
+        self.pool = AggregatePool(self.recorder, self.mapper, _pool_budget(self.env.get(self.AGGREGATE_POOL_BYTES)))
         self.clock = clock
         self.statute = statute or shipped_statute()
         self.calendar = calendar or Calendar()
