@@ -118,9 +118,9 @@ _pending_receipt: ContextVar[IdempotentRequest | None] = ContextVar("tramita_pen
 
 LEGAL_TIMEZONE = ZoneInfo("America/Rio_Branco")
 MAX_ATTEMPTS = 8
-#: Seconds: the n-th retry of a conflicting act waits a random time up to RETRY_BASE * 2**n, at most RETRY_CAP, so
+#: The n-th retry of a conflicting act waits a random time up to RETRY_BASE * 2**n seconds, at most RETRY_CAP, so
 #: writers that met on one aggregate (the year's case numbering above all) do not meet again in lockstep.
-RETRY_BASE, RETRY_CAP = 0.002, 0.1
+RETRY_BASE, RETRY_CAP = 2 / 1000, 100 / 1000
 T = TypeVar("T")
 
 
