@@ -33,9 +33,10 @@ from eventsourcing.utils import get_topic, resolve_topic
 from audit.log import AuditLog, LogConflict, TreeDamaged
 from domain.application import Tramita
 from projections.failures import PROJECTOR, Failure, FailureAlerts, describe, failures, settle
-from projections.rows import KINDS, OWNERS, ROWS, storable_row
+from projections.rows import KINDS
 from projections.schema import FAILURES, PROJECTIONS, TRACKING, Projection
-from projections.store import Cursor, NotMigratedError, Store
+from projections.store import Cursor, NotMigratedError, Store, recorded_aggregates
+from projections.writing import write
 
 #: Notifications read per batch (one transaction each) when following the log.
 BATCH_SIZE = 500
@@ -43,8 +44,6 @@ BATCH_SIZE = 500
 REBUILD_BATCH_SIZE = 5000
 #: Aggregates kept in memory between batches; a miss replays the aggregate from the store.
 CACHE_SIZE = 2000
-#: Rows deleted per statement when an aggregate's rows are replaced.
-DELETE_CHUNK = 500
 
 #: Batches failed in a row for a passing reason of the database before the projector gives up.
 TRANSIENT_FAILURES = 6
@@ -343,7 +342,8 @@ class Projector:
             if moved.rowcount != 1:
                 raise TrackingConflict(target.tracking_name)
             kinds = target.projection.aggregates
-            wanted = [t for t in batch.touched.values() if t.last_id > target.position and t.kind in kinds]
+            written = (*kinds, *target.projection.amended_by)
+            wanted = [t for t in batch.touched.values() if t.last_id > target.position and t.kind in written]
             fresh = [t.first_id is not None and t.first_id > target.position for t in wanted]
             failed = [f for f in batch.failures.values()
                       if f.aggregate_kind in kinds and f.last_notification_id > target.position]
@@ -402,20 +402,15 @@ class Projector:
         self._last_key = None
 
     def _write(self, tx: Cursor, target: Target, aggregates: list[Any], fresh: list[bool]) -> None:
-        """Replace every table row of the given aggregates with the rows of their current state (aggregates
-        whose first event is in this batch have no row yet: nothing to delete)."""
-        if not aggregates:
-            return
-        for table in target.projection.tables:
-            physical = target.physical(table.name)
-            owners = [OWNERS[KINDS[type(a)]](a) for a, new in zip(aggregates, fresh) if not new]
-            for i in range(0, len(owners), DELETE_CHUNK):
-                chunk = owners[i:i + DELETE_CHUNK]
-                tx.execute(f"DELETE FROM {physical} WHERE {table.owner} IN ({', '.join('?' * len(chunk))})", chunk)
-            rows = [storable_row(row) for a in aggregates for row in ROWS[table.name](a)]
-            columns = table.column_names
-            tx.executemany(f"INSERT INTO {physical} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                           rows)
+        """Replace every table row of the given aggregates with the rows of their current state, and set the
+        columns other kinds amend (projections/writing.py)."""
+        if aggregates:
+            write(tx, target, aggregates, fresh, self._recorded)
+
+    def _recorded(self, aggregate_ids: list[Any]) -> set[Any]:
+        """Which of these aggregates the event store holds (a row may depend on another aggregate being recorded:
+        a deadline's on its `missed` alert)."""
+        return recorded_aggregates(self.app, self.store, aggregate_ids)
 
     # ------------------------------------------------------------------ rebuild
 

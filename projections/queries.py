@@ -3,7 +3,8 @@
 A deadline's recorded status is open, missed (found missed by an act), met-on-time or met-late. Whether an open
 deadline is due soon or missed depends on the day of the question (docs/law/deadlines.md, "When a deadline is missed": missed once its last
 day has ended in Rio Branco with no closing act), so `today` is a parameter and the answer is computed here,
-with an index on (status, due_on): "due on or before D" reads only the open deadlines due by D.
+with an index on (status, due_on): "due on or before D" reads only the open deadlines due by D. The scheduler's scan
+reads another index, `alerts_due_on`, which leaves out the deadlines already alerted missed.
 """
 
 from __future__ import annotations
@@ -100,9 +101,10 @@ def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | No
 
 
 def case_deadlines(case: Case, *, today: date, due_soon_days: int) -> list[dict[str, Any]]:
-    """One case's deadlines from its own state (not the projection), with the same columns and status."""
+    """One case's deadlines from its own state (not the projection), with the same columns and status but the
+    scheduler's `alerts_due_on`, which needs the case's alerts."""
     columns = PROJECTIONS["deadlines"].tables[0].column_names
-    rows = [dict(zip(columns, row)) for row in deadline_rows(case)]
+    rows = [{c: v for c, v in zip(columns, row) if c != "alerts_due_on"} for row in deadline_rows(case)]
     return sorted((_with_status(row, today, due_soon_days) for row in rows),
                   key=lambda r: (r["due_on"] is None, r["due_on"] or "", r["deadline"]))
 
@@ -116,19 +118,31 @@ def _with_status(row: dict[str, Any], today: date, due_soon_days: int) -> dict[s
     return row
 
 
-def open_deadlines_due_by(store: Store, day: date, limit: int | None = 10_000) -> list[dict[str, Any]]:
-    """Deadlines without a closing act due on or before `day` (None: no limit): the scheduler's scan.
+def open_deadlines_due_by(store: Store, day: date, limit: int = 10_000) -> list[dict[str, Any]]:
+    """Deadlines without a closing act due on or before `day`, alerted or not (the scheduler's scan reads
+    `alerting_deadlines_due_by`).
 
     Both recorded statuses without a closing act are read: `open`, and `missed` (found missed by an act, Art. 26
     par. ún., and still waiting for it). The (status, due_on) index answers it, one range per status.
     """
-    if limit is None:
-        return store.query_dicts(UNCLOSED_DUE_BY, (day.isoformat(),))
     return store.query_dicts(OPEN_DUE_BY, (day.isoformat(), limit))
 
 
-UNCLOSED_DUE_BY = "SELECT * FROM deadlines WHERE status IN ('open', 'missed') AND due_on <= ? ORDER BY due_on"
-OPEN_DUE_BY = f"{UNCLOSED_DUE_BY} LIMIT ?"
+OPEN_DUE_BY = "SELECT * FROM deadlines WHERE status IN ('open', 'missed') AND due_on <= ? ORDER BY due_on LIMIT ?"
+
+
+def alerting_deadlines_due_by(store: Store, day: date) -> list[dict[str, Any]]:
+    """Deadlines that can still call for an alert, due on or before `day`: the scheduler's scan, `day` being
+    today plus its largest threshold.
+
+    Those are the deadlines without a closing act whose `missed` alert is not recorded (projections/rows.py,
+    `deadline_rows`): a deadline overdue and left open stops being read once it has been alerted missed. The
+    `alerts_due_on` index answers it, one range.
+    """
+    return store.query_dicts(ALERTING_DUE_BY, (day.isoformat(),))
+
+
+ALERTING_DUE_BY = "SELECT * FROM deadlines WHERE alerts_due_on <= ? ORDER BY alerts_due_on"
 
 
 def breached_requisitions(store: Store) -> list[tuple[str, str]]:

@@ -1,7 +1,12 @@
-"""Rows of the read models, each a pure function of one aggregate's state.
+"""Rows of the read models, each a pure function of one aggregate's state (and, for a deadline's alerts, of which
+of its alerts are recorded).
 
-Because a row depends on its own aggregate only, replaying the log from the first event (rebuild) and following
-it batch by batch (the projector) give the same tables: each aggregate's rows are those of its latest state.
+Because a row depends on its own aggregate's state only, replaying the log from the first event (rebuild) and
+following it batch by batch (the projector) give the same tables: each aggregate's rows are those of its latest
+state. One column depends on other aggregates too: a deadline row's `alerts_due_on` is None once the deadline's
+`missed` alert is recorded. Alerts are never undone, so both ways of writing it give the same value whichever
+comes first: the case's rows are written knowing which of its `missed` alerts the event store holds
+(`RECORDED`), and an alert `missed`, when projected, sets the column of its deadline's row (`AMENDS`).
 Nothing here reads the clock: "due soon" and "missed" of a still-open deadline are decided when queried.
 
 Every value is written through `storable` (the projector's one place for it): a row holds what both stores can
@@ -14,13 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from domain.alerts import Alert
+from domain.alerts import MISSED, Alert
 from domain.case import Case
 from domain.names import normalise_name
 from domain.registry import Municipality
@@ -95,12 +100,38 @@ def case_municipality_rows(case: Case) -> list[Row]:
     return sorted({(str(case.id), code, role) for code, role in roles})
 
 
-def deadline_rows(case: Case) -> list[Row]:
-    """One row per statutory deadline of the case, as recorded (open, missed, met-on-time, met-late)."""
+def deadline_rows(case: Case, recorded: Collection[UUID] = frozenset()) -> list[Row]:
+    """One row per statutory deadline of the case, as recorded (open, missed, met-on-time, met-late), with its
+    due day again as `alerts_due_on` while it can still call for an alert, the column the scheduler's scan reads.
+
+    `recorded`: which of the case's `missed` alerts (`missed_alert_ids`) are recorded. A deadline calls for no
+    alert of any kind, whatever the thresholds, once it is closed, while it has no due date, and once its `missed`
+    alert is recorded (domain/alerts.py: from the day it is missed only `missed` can be due, and it is recorded
+    once): its `alerts_due_on` is None. Otherwise a warning `due-in-N-days` can be due from N days before the due
+    day, so the scan asks for `alerts_due_on <= today + its largest threshold`; what has been warned is left to
+    the scan's judgement.
+    """
+    missed = {key for alert_id, key in missed_alert_ids(case).items() if alert_id in recorded}
     return [(
         str(case.id), key, case.number, case.kind, d["rule"], d["article"], d["who"], d["municipality"],
         _iso(d["starts_on"]), _iso(d["due_on"]), d["status"], d["closed_by"], _iso(d["closed_on"]), d["days_late"],
+        None if d["closed_by"] is not None or key in missed else _iso(d["due_on"]),
     ) for key, d in case.deadlines.items()]
+
+
+def missed_alert_ids(case: Case) -> dict[UUID, str]:
+    """The id of the `missed` alert each deadline of the case that can still call for an alert would have (no
+    closing act, a due date), with the deadline's key: whether each is recorded is `deadline_rows`' to know."""
+    return {Alert.id_for(case.id, key, MISSED): key for key, d in case.deadlines.items()
+            if d["closed_by"] is None and d["due_on"] is not None}
+
+
+def deadline_amends(alert: Alert) -> list[tuple[Row, dict[str, Any]]]:
+    """A `missed` alert ends its deadline's alerts: the deadline row (by its key) gets `alerts_due_on` None, as
+    `deadline_rows` gives it once the alert is recorded. Any other alert changes no deadline row."""
+    if alert.kind != MISSED or alert.case_id is None:
+        return []
+    return [((alert.case_id, alert.deadline), {"alerts_due_on": None})]
 
 
 def freeze_rows(municipality: Municipality) -> list[Row]:
@@ -145,6 +176,18 @@ ROWS: dict[str, Callable[[Any], list[Row]]] = {
     "freezes": freeze_rows,
     "alerts": alert_rows,
     "municipalities": municipality_rows,
+}
+
+#: table name -> the ids of the other aggregates whose being recorded its rows of one aggregate depend on; its
+#: function in ROWS then takes, after the aggregate, the set of those the event store holds.
+RECORDED: dict[str, Callable[[Any], Iterable[UUID]]] = {
+    "deadlines": missed_alert_ids,
+}
+
+#: table name -> what one aggregate of a kind its projection is `amended_by` sets in rows another aggregate owns:
+#: (the row's key, {column: value}) for each row it changes.
+AMENDS: dict[str, Callable[[Any], list[tuple[Row, dict[str, Any]]]]] = {
+    "deadlines": deadline_amends,
 }
 
 #: aggregate kind -> the value of a table's `owner` column for one aggregate.

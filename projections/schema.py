@@ -36,14 +36,20 @@ class Table:
 class Projection:
     name: str
     aggregates: tuple[str, ...]
-    """The aggregate kinds it reads ("case", "municipality", "alert")."""
+    """The aggregate kinds whose rows it holds ("case", "municipality", "alert")."""
     tables: tuple[Table, ...] = field(default_factory=tuple)
+    amended_by: tuple[str, ...] = ()
+    """Aggregate kinds that own no row of it but whose state sets columns of rows another aggregate owns
+    (`rows.AMENDS`): an alert `missed` ends its deadline's alerts."""
 
     @property
     def fingerprint(self) -> str:
-        """A digest of the tables' definitions: live tables built from another one must be rebuilt."""
-        shape = repr([(t.name, t.columns, t.key, t.owner, t.indexes) for t in self.tables])
-        return hashlib.sha256(shape.encode()).hexdigest()[:16]
+        """A digest of the tables' definitions (and of the kinds that amend them): live tables built from another
+        one must be rebuilt."""
+        shape = [(t.name, t.columns, t.key, t.owner, t.indexes) for t in self.tables]
+        if self.amended_by:  # a projection no aggregate amends keeps the fingerprint it had before amendments
+            shape.append(self.amended_by)
+        return hashlib.sha256(repr(shape).encode()).hexdigest()[:16]
 
 
 TEXT, INT = "TEXT", "INTEGER"
@@ -66,9 +72,9 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
         Table("deadlines", (
             ("case_id", TEXT), ("deadline", TEXT), ("case_number", TEXT), ("case_kind", TEXT), ("rule", TEXT),
             ("article", TEXT), ("who", TEXT), ("municipality", TEXT), ("starts_on", TEXT), ("due_on", TEXT),
-            ("status", TEXT), ("closed_by", TEXT), ("closed_on", TEXT), ("days_late", INT),
-        ), key=("case_id", "deadline"), owner="case_id", indexes=(("status", "due_on"),)),
-    )),
+            ("status", TEXT), ("closed_by", TEXT), ("closed_on", TEXT), ("days_late", INT), ("alerts_due_on", TEXT),
+        ), key=("case_id", "deadline"), owner="case_id", indexes=(("status", "due_on"), ("alerts_due_on",))),
+    ), amended_by=("alert",)),
     Projection("freezes", ("municipality",), (
         Table("freezes", (
             ("municipality", TEXT), ("case_id", TEXT), ("since", TEXT), ("municipality_name", TEXT),

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 #: How long a projection write waits for SQLite's write lock held by an act being recorded (seconds).
 SQLITE_BUSY_TIMEOUT = 30
@@ -217,6 +218,31 @@ def open_store(database_url: str) -> Store:
         return PostgresStore(postgres_conninfo(database_url))
     raise ValueError(f"TRAMITA_DATABASE_URL: unknown scheme in {database_url!r} "
                      "(memory://, sqlite:///path, postgresql://user:pass@host:port/db)")
+
+
+#: Aggregate ids asked about per query by `recorded_aggregates`.
+RECORDED_CHUNK = 500
+
+
+def recorded_aggregates(app: Tramita, store: Store, aggregate_ids: Sequence[UUID]) -> set[UUID]:
+    """Which of these aggregates the event store holds (their first event is stored).
+
+    On SQLite and PostgreSQL the events' table is in the store's own database: it is read a chunk of ids at a
+    time, in the store's connection (the library's recorder reads one aggregate per query: on PostgreSQL a round
+    trip each). Its SQLite recorder keeps an id as its 32 hex digits, its PostgreSQL one as a uuid. In memory the
+    recorder is asked for each.
+    """
+    table = getattr(app.recorder, "events_table_name", None)
+    if table is None:
+        return {aggregate_id for aggregate_id in aggregate_ids if app.recorder.select_events(aggregate_id, limit=1)}
+    found: set[UUID] = set()
+    for i in range(0, len(aggregate_ids), RECORDED_CHUNK):
+        chunk = aggregate_ids[i:i + RECORDED_CHUNK]
+        params = list(chunk) if store.dialect == "postgresql" else [aggregate_id.hex for aggregate_id in chunk]
+        found |= {UUID(str(row[0])) for row in store.query(
+            f"SELECT originator_id FROM {table} WHERE originator_version = 1 "
+            f"AND originator_id IN ({', '.join('?' * len(chunk))})", params)}
+    return found
 
 
 def new_events_waiter(app: Tramita, store: Store, stop: threading.Event) -> Callable[[float], None]:

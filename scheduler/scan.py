@@ -5,11 +5,14 @@ at most once.
    by an act recorded since the projector's last batch (or with no projector running at all) would otherwise be
    seen only at a later scan; the alerts table, read in step 3, is brought up to date too. Catching up is safe
    beside a running projector (its positions are compare-and-set).
-2. The deadlines without a closing act due by `today + the largest threshold` are read from the deadlines table
-   through its (status, due_on) index: the scan costs O(due), not O(all deadlines).
+2. The deadlines that can still call for an alert (no closing act, and no `missed` alert recorded) due by
+   `today + the largest threshold` are read from the deadlines table through its `alerts_due_on` index: the
+   scan costs O(due), not O(all deadlines), and a deadline overdue and left open costs nothing once it has been
+   alerted missed (projections/rows.py, `deadline_rows`: the column is right for any thresholds).
 3. Each is judged with the domain's `alert_due`; so is each requisition refused (Art. 10 §1: a breach raises an
-   alert), read from the cases table. Those whose alert the alerts table already holds are left out (a missed
-   deadline stays in step 2's answer until it is closed, a breach for ever; each alert is recorded once).
+   alert), read from the cases table. Those whose alert the alerts table already holds are left out (a deadline
+   warned 5 days before stays in step 2's answer until its 1-day warning and its `missed` alert, a breach for
+   ever; each alert is recorded once).
 4. `app.raise_alerts` is called once per case left: it judges again from the case aggregate, the source of truth,
    and records each alert under its deterministic id, so a row that lags behind its case never raises a wrong
    alert, and a repeated scan, a restart or a second scheduler never records one twice. A case whose events can
@@ -43,7 +46,7 @@ SCHEDULER = Actor("tramita-scheduler", "scheduler")
 class ScanResult:
     today: date
     deadlines: int
-    """Deadlines read from the table (due by the horizon, no closing act)."""
+    """Deadlines read from the table (due by the horizon, no closing act, not yet alerted missed)."""
     cases: int
     """Cases whose aggregate was asked to raise alerts."""
     raised: list[Alert] = field(default_factory=list)
@@ -57,7 +60,7 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
     if projector is not None:
         projector.catch_up()
     today = app.system_context(actor).today
-    rows = queries.open_deadlines_due_by(store, today + timedelta(days=max(thresholds)), limit=None)
+    rows = queries.alerting_deadlines_due_by(store, today + timedelta(days=max(thresholds)))
     wanted: dict[str, str] = {}  # alert id -> case id
     for row in rows:
         deadline = {"closed_by": row["closed_by"], "status": row["status"],
