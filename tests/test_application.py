@@ -202,3 +202,18 @@ def test_a_plebiscite_date_given_as_text_is_refused_naming_the_field(memory_app)
     with pytest.raises(InvalidActError) as refusal:
         memory_app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res", plebiscite_date="2026-05-01")
     assert refusal.value.field == "plebiscite_date"
+
+
+def test_a_creation_finding_that_does_not_complete_art_4_reads_no_registry_figure(memory_app, monkeypatch):
+    """Art. 4 par. ún., Art. 5: the origins' registry figures are read when the finding completes Art. 4 and the
+    requirements are judged, not for every finding."""
+    from domain.demo import FEIJO, voters_creation
+
+    number = voters_creation(memory_app, date(2026, 3, 2), FEIJO, "Vila Tarumã", area_km2="1900", voters=40,
+                             first_title=1000, zone="5")
+    reads = []
+    figures_on = memory_app._figures_on
+    monkeypatch.setattr(memory_app, "_figures_on", lambda *args, **kwargs: reads.append(args) or figures_on(
+        *args, **kwargs))
+    memory_app.record_finding(number, IBGE, date(2026, 3, 5), item="art-4-I", value=2100, document="Ofício 9")
+    assert reads == [] and memory_app.get_case(number).findings["art-4-I"]["ibge"]["value"] == 2100

@@ -24,15 +24,17 @@ class Alerting(ApplicationBase):
         `today` is the alert clock's day in Rio Branco. An alert already recorded (by an earlier scan, a
         restarted or a second scheduler) meets its deterministic id and is not recorded again.
         """
-        case = self.get_case(case_ref)
-        ctx = self.system_context(actor)
-        due = [Alert.raise_for(ctx, case_id=case.id, case_number=case.number, key=key, deadline=deadline, kind=kind)
-               for key, deadline in case.deadlines.items()
-               if (kind := alert_due(deadline, ctx.today, thresholds)) is not None]
-        due += [Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,  # Art. 10 §1
-                                   answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))
-                for breach in case.breaches]
-        return [alert.id for alert in due if self._saved_once(alert)]
+        with self.pool.borrowing():  # the case is read, not changed: borrowed rather than copied
+            case = self.get_case(case_ref)
+            ctx = self.system_context(actor)
+            due = [Alert.raise_for(ctx, case_id=case.id, case_number=case.number, key=key, deadline=deadline,
+                                   kind=kind)
+                   for key, deadline in case.deadlines.items()
+                   if (kind := alert_due(deadline, ctx.today, thresholds)) is not None]
+            due += [Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,  # Art. 10 §1
+                                       answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))
+                    for breach in case.breaches]
+            return [alert.id for alert in due if self._saved_once(alert)]
 
     def _saved_once(self, alert: Alert) -> bool:
         """Save the alert unless its id is already recorded (by an earlier scan, or another scheduler meanwhile)."""

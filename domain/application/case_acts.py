@@ -78,7 +78,7 @@ class CaseActs(ApplicationBase):
         """Art. 4 par. ún., Art. 32: a competent body's finding."""
         return self._act(case, actor, occurred_on, expected_version, lambda c, ctx: c.record_finding(
             ctx, item=item, value=value, document=document, by_origin=by_origin, state_tax_revenue=state_tax_revenue,
-            origin_figures=self._figures_on(c.municipalities, occurred_on) if c.kind == "creation" else None))
+            origin_figures=self._figures_when_needed(c.municipalities, occurred_on) if c.kind == "creation" else None))
 
     def verify_requirements(self, case: str, actor: Actor, occurred_on: date,
                             expected_version: int | None = None) -> Acted:
@@ -111,7 +111,7 @@ class CaseActs(ApplicationBase):
                           expected_version: int | None = None) -> Acted:
         """Art. 11: the Assembly decrees the plebiscite (a creation's requirements judged first if not yet met)."""
         return self._act(case, actor, occurred_on, expected_version, lambda c, ctx: c.decree_plebiscite(
-            ctx, decree=decree, origin_figures=self._figures_on(c.municipalities, occurred_on)
+            ctx, decree=decree, origin_figures=self._figures_when_needed(c.municipalities, occurred_on)
             if c.kind == "creation" else None))
 
     def schedule_plebiscite(self, case: str, actor: Actor, occurred_on: date, *, resolution: str,

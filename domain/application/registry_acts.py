@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable, Iterator, Mapping
 from datetime import date
 from importlib import resources
 import tomllib
@@ -30,6 +31,27 @@ def _seed_rows() -> list[dict[str, Any]]:
             rows.append({"key": row["ibge_code"], "name": row["name"], "figures": figures})
     return rows
 
+
+
+class _ReadWhenNeeded(Mapping[str, Any]):
+    """A mapping read from `load` on its first use, once."""
+
+    def __init__(self, load: Callable[[], dict[str, Any]]) -> None:
+        self._load, self._data = load, None
+
+    def _loaded(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._load()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
 
 
 class RegistryActs(ApplicationBase):
@@ -94,6 +116,11 @@ class RegistryActs(ApplicationBase):
         """Each municipality's registry figures in force on `day` (None: unknown)."""
         registry = registry or {}
         return {code: (registry.get(code) or self._get_municipality(code)).figures_on(day) for code in codes}
+
+    def _figures_when_needed(self, codes: list[str], day: date) -> Mapping[str, dict[str, Any]]:
+        """`_figures_on`, read the first time the act looks at them (a creation's finding looks only when it
+        completes Art. 4), and then once."""
+        return _ReadWhenNeeded(lambda: self._figures_on(codes, day))
 
     def _require_district(self, municipality: Municipality, district: str) -> None:
         from domain.names import normalise_name
