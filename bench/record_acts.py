@@ -181,15 +181,20 @@ class OriginFigures:
                 figures[figure] -= self.taken[code][figure]
 
 
-def record_creation_case(app: Any, n: int, origins: OriginFigures) -> None:
-    """One creation case from petition to conclusion, with the demo's acts, dates and bodies."""
-    case = open_petition(app, n)
+def vote_and_enact(app: Any, case: str, n: int, origins: OriginFigures) -> None:
+    """The demo's instruction and vote, then the creation law of case n (restating a figure that runs low)."""
     instruct_and_vote_1992(app, case)
     origins.restate_if_low(app)
     app.enact_law(case, GOVERNOR, LAW_DAY, law=f"Lei {n}/1992", name=bench_name(n), seat_origin=PLACIDO,
                   limits="descritos no anexo I", comarca="Plácido de Castro",
                   districts=[f"{bench_name(n)} (sede)"], living_person_declaration=True)
     origins.law_enacted()
+
+
+def record_creation_case(app: Any, n: int, origins: OriginFigures) -> None:
+    """One creation case from petition to conclusion, with the demo's acts, dates and bodies."""
+    case = open_petition(app, n)
+    vote_and_enact(app, case, n, origins)
     install_1993(app, case)
     close_obligations_1993(app, case)
 
@@ -335,12 +340,7 @@ def growth_municipality(database_url: str, early: int, late: int, window: int) -
         if n % 10:
             app.archive_case(case, MESA, date(1991, 12, 21), reason="Desistência dos autores")
             continue
-        instruct_and_vote_1992(app, case)
-        origins.restate_if_low(app)
-        app.enact_law(case, GOVERNOR, LAW_DAY, law=f"Lei {n}/1992", name=bench_name(n), seat_origin=PLACIDO,
-                      limits="descritos no anexo I", comarca="Plácido de Castro",
-                      districts=[f"{bench_name(n)} (sede)"], living_person_declaration=True)
-        origins.law_enacted()
+        vote_and_enact(app, case, n, origins)
     return (statistics.median(timed[n] for n in range(early, early + window)),
             statistics.median(timed[n] for n in range(late, late + window)))
 
