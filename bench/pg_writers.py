@@ -32,7 +32,6 @@ import argparse
 import multiprocessing
 import sys
 import time
-import uuid
 from datetime import date, datetime, timezone
 from pathlib import Path
 

@@ -19,11 +19,11 @@ the library's repository.
 from __future__ import annotations
 
 import threading
-from copy import deepcopy
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from copy import deepcopy
 from typing import Any
 from uuid import UUID
 
@@ -112,12 +112,6 @@ class AggregatePool:
                 continue
             _, size = borrowing.held.get(aggregate.id, (None, 0))
             borrowing.held[aggregate.id] = (aggregate, size + added.get(aggregate.id, 0))
-
-    def forget(self, aggregate_id: UUID) -> None:
-        with self._lock:
-            idle = self._idle.pop(aggregate_id, None)
-            if idle is not None:
-                self.size -= idle[1]
 
     def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int) -> tuple[Any, int]:
         """Apply the events recorded after the aggregate's version (all of them when there is none yet)."""
