@@ -51,8 +51,8 @@ def authenticate() -> None:
     if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in PUBLIC_ENDPOINTS:
         return
     scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
-    token = tramita().authenticate(credentials.strip() if scheme.lower() == "bearer" else None)
-    g.actor, g.token_id = token.actor, str(token.id)
+    actor, token_id = tramita().actor_for(credentials.strip() if scheme.lower() == "bearer" else None)
+    g.actor, g.token_id = actor, str(token_id)
 
 
 def competent(act: str, *, if_match: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
