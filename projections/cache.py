@@ -10,10 +10,25 @@ process's resident memory, which also holds the interpreter, the batch being wri
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 #: The default budget: 64 MiB of stored events' bytes.
 CACHE_BYTES = 64 * 1024 * 1024
+#: The setting that changes it (bytes, 0 or more; 0 keeps only the aggregate last used).
+CACHE_BYTES_SETTING = "TRAMITA_PROJECTOR_CACHE_BYTES"
+
+
+def cache_bytes(environ: Mapping[str, str]) -> int:
+    """The follower's cache budget from `TRAMITA_PROJECTOR_CACHE_BYTES` (a whole number of bytes), else the
+    default, 64 MiB."""
+    text = environ.get(CACHE_BYTES_SETTING, "").strip().replace("_", "")
+    if not text:
+        return CACHE_BYTES
+    if not text.isdigit():
+        raise ValueError(f"{CACHE_BYTES_SETTING}: a whole number of bytes, 0 or more (not {text!r}); "
+                         f"the default is {CACHE_BYTES} (64 MiB)")
+    return int(text)
 
 
 class AggregateCache:
