@@ -6,17 +6,23 @@ Usage: python bench/rebuild.py [--events N] [--database-url URL] [--batch-size B
 What is measured
 ----------------
 0. The log (untimed). A `Tramita` application with a fixed clock (2026-11-30 12:00 UTC) records the demo
-   (`domain.demo.seed_demo`) through the domain: Acre's registry and three cases (the 1991-1993 creation that
-   concludes, the 2026 creation stopped at its law, the 2026 district refused by Art. 38), about 170 events.
-   Recording a million events act by act would take hours, so the rest of the N events are copies: the stored
-   events of the three Case aggregates, replayed in turn under a fresh id (uuid4) per copy, inserted through
-   the application's recorder in chunks of a few thousand, each copy's events contiguous in the log (the last
-   copy may stop part-way through its case, so that the log holds exactly N events). The stored state of an
-   event does not hold its originator's id (the library's mapper keeps the id beside the state, in its own
-   column), so a copy decodes as a case of its own. Copies keep the original's case number, names and hash
-   chain inside their payload: the rows they project are those of the original, which is what the benchmark
-   needs, but they are not valid cases for `tramita verify` (their hashes do not cover their new ids). The
-   registry's events (Municipality, ToponymRegister) and the case numbering are recorded once, not copied.
+   (`domain.demo.seed_demo`) through the domain: Acre's registry and four cases (the 1991-1993 creation that
+   concludes, 68 events; the 2026 creation stopped at its law, 45; the district refused by Art. 38, 8; the 2026
+   creation whose requisitions wait, overdue, 5), then one long case: a voters' creation from Xapuri through
+   which the Mesa issues and receives 60 requisitions over 2025-2026, each receipt opening its 30-day deadline
+   and none answered (overdue deadlines), 181 events. Those five cases are the templates. Recording a million
+   events act by act would take hours, so the rest of the N events are copies of the templates' stored events
+   under fresh ids (uuid4), written **interleaved** as a real log is: 4,000 copies are open at a time, each drawn
+   from the five templates at random (seeded), and each next event belongs to one of the open copies drawn at
+   random, so the acts of thousands of cases alternate in recording order and a case's events are spread over
+   some 4,000 times as many others (tens of thousands for the short cases, hundreds of thousands for the long
+   one). They are inserted through the application's recorder in chunks of a few thousand; the copies still open
+   when the log holds N events stop part-way through their case. The stored state of an event does not hold its
+   originator's id (the library's mapper keeps the id beside the state, in its own column), so a copy decodes as
+   a case of its own. Copies keep the original's case number, names and hash chain inside their payload: the rows
+   they project are those of the original, which is what the benchmark needs, but they are not valid cases for
+   `tramita verify` (their hashes do not cover their new ids). The registry's events (Municipality,
+   ToponymRegister) and the case numbering are recorded once, not copied.
 
    The database is a SQLite file in a temporary folder, deleted at the end, unless `--database-url` names
    another one: a sqlite:/// file or a postgresql:// database, which must be empty (no events) and is left
@@ -44,10 +50,8 @@ ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linu
 rebuild, when it has covered 10%, 50%, 90% and 100% of the log, and after every batch (the highest is shown),
 to show whether it stays flat.
 
-The goals: ratio >= 0.5, peak RSS flat and < 200 MB. With a smaller N (a small machine) the times scale
-linearly with N. The projector keeps up to 2000 aggregates in memory (CACHE_SIZE), so the RSS climbs until
-about 80,000 events (2000 copied cases) have been read and is flat after that: to see it flat, N should be a
-few times that.
+The goals: ratio >= 0.5, peak RSS flat and < 200 MB. With a smaller N (a small machine) the times should
+scale linearly with N.
 
 Times come from `time.perf_counter` (CPU times from `time.process_time`). The last line printed is
 `ratio: <rebuild events/s ÷ raw library events/s>`.
@@ -63,11 +67,12 @@ import resource
 import subprocess
 import sys
 import tempfile
+import random
 import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from eventsourcing.persistence import StoredEvent
@@ -75,7 +80,7 @@ from eventsourcing.persistence import StoredEvent
 from domain.application import Tramita
 from tramita.persistence import persistence_env
 from domain.case import Case
-from domain.demo import seed_demo
+from domain.demo import MESA, seed_demo, voters_creation
 from projections.projector import REBUILD_BATCH_SIZE, Projector
 from projections.schema import PROJECTIONS
 from projections.store import open_store
@@ -83,6 +88,15 @@ from projections.store import open_store
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 #: Copied events inserted per call to the recorder (one transaction each).
 INSERT_CHUNK = 5000
+#: Copies of cases open at a time in the log, their events interleaved.
+OPEN_COPIES = 4000
+#: The seed of the draws that pick each copy's template and interleave the copies.
+SEED = 1991
+#: The long case: Xapuri (free of the demo's Art. 38 freezes), its requisitions, one every so many days.
+XAPURI = "1200708"
+REQUISITIONS = 60
+REQUISITION_EVERY_DAYS = 9
+REQUISITION_BODIES = ("ibge", "tre", "sefaz", "setop", "pge", "sectma")
 #: Fractions of the log at which the rebuild's RSS is sampled (and at its end).
 SAMPLE_AT = (0.1, 0.5, 0.9)
 CASE_TOPIC = f"{Case.__module__}:{Case.__qualname__}."
@@ -120,6 +134,20 @@ class Generated:
         return self.real_cases + self.copies
 
 
+def long_case(app: Tramita) -> str:
+    """A voters' creation from Xapuri through which the Mesa issues and receives REQUISITIONS requisitions, one
+    every few days over 2025-2026, none answered: a long case whose deadlines are overdue."""
+    case = voters_creation(app, date(2025, 2, 3), XAPURI, "Vila Seringal", area_km2="1500", voters=31,
+                           first_title=50000000, zone="3")
+    day = date(2025, 2, 10)
+    for n in range(REQUISITIONS):
+        body = REQUISITION_BODIES[n % len(REQUISITION_BODIES)]
+        requisition = app.issue_requisition(case, MESA, day, body=body, items=["art-4"]).result
+        app.receive_requisition(case, MESA, day + timedelta(days=3), requisition=requisition)
+        day += timedelta(days=REQUISITION_EVERY_DAYS)
+    return case
+
+
 def case_templates(app: Tramita) -> list[list[tuple[int, str, bytes]]]:
     """The stored events (version, topic, state) of each Case aggregate in the log, in log order."""
     cases: dict[Any, list[tuple[int, str, bytes]]] = {}
@@ -132,34 +160,44 @@ def case_templates(app: Tramita) -> list[list[tuple[int, str, bytes]]]:
     return [sorted(events) for events in cases.values()]
 
 
-def copies(templates: list[list[tuple[int, str, bytes]]], count: int) -> Iterator[list[StoredEvent]]:
-    """`count` events: the templates' cases in turn, each under a new id; the last one cut to fit."""
-    i = 0
-    while count > 0:
-        template = templates[i % len(templates)][:count]
-        new_id = uuid.uuid4()
-        yield [StoredEvent(originator_id=new_id, originator_version=v, topic=t, state=s) for v, t, s in template]
-        count -= len(template)
-        i += 1
+def interleaved(templates: list[list[tuple[int, str, bytes]]], count: int,
+                rng: random.Random) -> Iterator[tuple[StoredEvent, bool]]:
+    """`count` events of copies of the templates under new ids, OPEN_COPIES copies open at a time and each next
+    event drawn from one of them at random; with each event, whether it opens its copy."""
+    open_copies: list[list[Any]] = []  # [new id, template, index of its next event]
+    for _ in range(count):
+        while len(open_copies) < OPEN_COPIES:
+            open_copies.append([uuid.uuid4(), rng.choice(templates), 0])
+        i = rng.randrange(len(open_copies))
+        copy = open_copies[i]
+        new_id, template, at = copy
+        version, topic, state = template[at]
+        yield StoredEvent(originator_id=new_id, originator_version=version, topic=topic, state=state), at == 0
+        copy[2] = at + 1
+        if copy[2] == len(template):  # the case is complete: another opens in its place
+            open_copies[i] = open_copies[-1]
+            open_copies.pop()
 
 
 def generate(database_url: str, events: int) -> Generated:
-    """Record the demo through the domain, then copy its cases until the log holds `events` events."""
+    """Record the demo and the long case through the domain, then write interleaved copies of their cases until
+    the log holds `events` events."""
     start = time.perf_counter()
     app = open_app(database_url)
     try:
         if notifications(app):
             raise SystemExit(f"the database already holds {notifications(app)} events; give an empty one")
         seed_demo(app, say=lambda _line: None)
+        long_case(app)
         real = notifications(app)
         if events < real:
-            raise SystemExit(f"--events must be at least {real} (the events the demo records)")
+            raise SystemExit(f"--events must be at least {real} (the events the demo and the long case record)")
         templates = case_templates(app)
         real_case_events = sum(len(t) for t in templates)
         copied, made, chunk = 0, 0, []
-        for copy in copies(templates, events - real):
-            chunk += copy
-            made += 1
+        for event, opens in interleaved(templates, events - real, random.Random(SEED)):
+            chunk.append(event)
+            made += opens
             if len(chunk) >= INSERT_CHUNK:
                 app.recorder.insert_events(chunk)
                 copied, chunk = copied + len(chunk), []
@@ -324,9 +362,10 @@ def report(store: str, batch_size: int, rounds: int, log: Generated, raw: dict[s
     cpu_ratio = rate(rebuild["events"], rebuild["cpu_seconds"]) / rate(raw["events"], raw["cpu_seconds"])
     print(f"store: {store}, batch size: {batch_size}, projections: {', '.join(PROJECTIONS)}"
           + (f", fastest of {rounds} rounds" if rounds > 1 else ""))
-    print(f"events: {log.events} ({log.real_events} recorded through the domain by the demo seed, "
-          f"{log.real_case_events} of them in {log.real_cases} cases; {log.copied_events} copied from those cases' "
-          f"stored events as {log.copies} cases with new ids); generated in {log.seconds:.1f} s")
+    print(f"events: {log.events} ({log.real_events} recorded through the domain by the demo seed "
+          f"and the long case, {log.real_case_events} of them in {log.real_cases} cases; {log.copied_events} copied "
+          f"from those cases' stored events as {log.copies} cases with new ids, {OPEN_COPIES} open at a time, "
+          f"interleaved); generated in {log.seconds:.1f} s")
     print(f"raw library: {raw['events']} notifications read and decoded in {raw['seconds']:.3f} s "
           f"({raw['cpu_seconds']:.3f} s CPU; peak RSS {peak(raw)})")
     print(f"raw library events/s: {raw_rate:.1f}")

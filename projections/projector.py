@@ -1,7 +1,8 @@
 """The projector: follows the notification log and keeps the read models current, exactly once.
 
 Each batch reads notifications after the lowest tracked position, brings the aggregates they belong to up to
-date (kept in a bounded cache; a miss replays the aggregate from the store), and then, in one transaction,
+date (kept in a cache bounded in bytes, projections/cache.py; a miss replays the aggregate from the store), and
+then, in one transaction,
 replaces the rows of every aggregate touched and moves each projection's tracking position. The position only
 moves if it is still the one the batch started from (and the table generation is the same), so a crash, a second
 projector or a rebuild swapped in meanwhile can neither lose a batch nor apply it twice: the batch rolls back
@@ -22,9 +23,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import PersistenceError
@@ -32,9 +31,11 @@ from eventsourcing.utils import get_topic, resolve_topic
 
 from audit.log import AuditLog, LogConflict, TreeDamaged
 from domain.application import Tramita
+from projections.batch import Batch, Target, Touched, TrackingConflict
+from projections.cache import CACHE_BYTES, AggregateCache
 from projections.failures import PROJECTOR, Failure, FailureAlerts, describe, failures, settle
 from projections.rows import KINDS
-from projections.schema import FAILURES, PROJECTIONS, TRACKING, Projection
+from projections.schema import FAILURES, PROJECTIONS, TRACKING
 from projections.store import Cursor, NotMigratedError, Store, recorded_aggregates
 from projections.writing import write
 
@@ -42,61 +43,17 @@ from projections.writing import write
 BATCH_SIZE = 500
 #: ... and when rebuilding beside the live tables, where nobody reads the new rows before the swap.
 REBUILD_BATCH_SIZE = 5000
-#: Aggregates kept in memory between batches; a miss replays the aggregate from the store.
-CACHE_SIZE = 2000
 
 #: Batches failed in a row for a passing reason of the database before the projector gives up.
 TRANSIENT_FAILURES = 6
 #: Batches read again in a row when the positions moved under them, before giving up.
 CONFLICT_RETRIES = 5
 
-class TrackingConflict(Exception):
-    """A projection's position or table generation changed under the batch; it was rolled back."""
-
-
-@dataclass
-class Target:
-    """One projection being written: its live or side-by-side tables, where it has got to, and the aggregates it
-    could not write (ids, from `projection_failures`)."""
-
-    projection: Projection
-    tracking_name: str
-    suffix: str
-    position: int = 0
-    token: str = ""
-    failing: set[str] = field(default_factory=set)
-
-    def physical(self, table: str) -> str:
-        return f"{table}{self.suffix}"
-
-
-@dataclass
-class Touched:
-    """An aggregate a batch touched: its state at the batch's end, the last notification id that touched it, and
-    the id of its first event when that is in the batch."""
-
-    kind: str
-    aggregate: Any
-    last_id: int
-    first_id: int | None
-    topic: str = ""
-
-
-@dataclass
-class Batch:
-    count: int
-    end: int
-    touched: dict[int, Touched]
-    failures: dict[int, Failure] = field(default_factory=dict)
-    """Aggregates of the batch whose events could not be applied (by aggregate id), left out of `touched`'s
-    later events."""
-
-
 class Projector:
     """Keeps some projections (default: all) current from the application's notification log."""
 
     def __init__(self, app: Tramita, store: Store, *, names: Iterable[str] | None = None,
-                 batch_size: int = BATCH_SIZE, cache_size: int = CACHE_SIZE, audit: bool | None = None) -> None:
+                 batch_size: int = BATCH_SIZE, cache_bytes: int = CACHE_BYTES, audit: bool | None = None) -> None:
         self.app, self.store = app, store
         #: The Merkle log over every event (audit/log.py), kept by the projector that follows the whole log
         #: (by default the one over every projection), one batch before the projections' batch.
@@ -106,9 +63,9 @@ class Projector:
         unknown = [n for n in self.names if n not in PROJECTIONS]
         if unknown:
             raise ValueError(f"unknown projection {', '.join(unknown)} (known: {', '.join(PROJECTIONS)})")
-        self.batch_size, self.cache_size = batch_size, cache_size
-        self._cache: OrderedDict[int, Any] = OrderedDict()
-        self._last_key: int | None = None
+        self.batch_size = batch_size
+        #: The aggregates kept between batches, within `cache_bytes` of their stored events; a miss replays one.
+        self._cache = AggregateCache(cache_bytes)
         self._kinds = {get_topic(cls): kind for cls, kind in KINDS.items()}
         self._kind_of_topic: dict[str, str | None] = {}
         self._alerts = FailureAlerts(app, lambda: failures(store, self.names))
@@ -262,12 +219,9 @@ class Projector:
         notifications = self.app.recorder.select_notifications(start, self.batch_size, inclusive_of_start=False)
         touched: dict[int, Touched] = {}
         failed: dict[int, Failure] = {}
-        kinds, kind_of_topic = self._kinds, self._kind_of_topic
         for notification in notifications:
             topic = notification.topic
-            kind = kind_of_topic.get(topic, "")
-            if kind == "":
-                kind = kind_of_topic[topic] = kinds.get(topic.rsplit(".", 1)[0]) or _moved_kind(topic)
+            kind = self.kind_of(topic)
             if kind is None:
                 continue
             key = notification.originator_id.int
@@ -294,8 +248,7 @@ class Projector:
         """After an event of the notification's aggregate failed to apply: forget its cached state (the failure
         may have left it half applied) and, if the batch touched it before, take its state at the event before."""
         key = notification.originator_id.int
-        self._cache.pop(key, None)
-        self._last_key = None
+        self._cache.pop(key)
         if key in touched:
             try:
                 touched[key].aggregate = self.app.repository.get(notification.originator_id,
@@ -377,29 +330,41 @@ class Projector:
         recorded = self._commit_safely(tx, targets, batch) if batch.count else []
         return batch.count, recorded
 
+    def kind_of(self, topic: str) -> str | None:
+        """The projected kind of an event's aggregate ("case", ...) from the event's topic; None: no projection's."""
+        kind = self._kind_of_topic.get(topic, "")
+        if kind == "":
+            kind = self._kind_of_topic[topic] = self._kinds.get(topic.rsplit(".", 1)[0]) or _moved_kind(topic)
+        return kind
+
     def _advance(self, notification: Any) -> Any:
         """The notification's aggregate, brought up to (at least) the notification's version."""
         aggregate_id, version = notification.originator_id, notification.originator_version
         key = aggregate_id.int
-        cache = self._cache
-        aggregate = cache.get(key)
+        entry = self._cache.get(key)
+        aggregate, size = entry if entry is not None else (None, 0)
         if aggregate is None or aggregate.version < version:
             if aggregate is not None and aggregate.version == version - 1 or aggregate is None and version == 1:
                 aggregate = self.app.mapper.to_domain_event(notification).mutate(aggregate)
+                size += len(notification.state)
             else:
-                aggregate = self.app.repository.get(aggregate_id, version=version)
-        cache[key] = aggregate
-        if key != self._last_key:  # consecutive events of one aggregate: already the most recent entry
-            cache.move_to_end(key)
-            if len(cache) > self.cache_size:
-                cache.popitem(last=False)
-            self._last_key = key
+                aggregate, size = self._replay(aggregate_id, version)
+        self._cache.put(key, aggregate, size)
         return aggregate
+
+    def _replay(self, aggregate_id: Any, version: int) -> tuple[Any, int]:
+        """The aggregate as of `version`, replayed from its stored events, and the bytes of those events."""
+        aggregate, size = None, 0
+        for stored in self.app.recorder.select_events(aggregate_id, lte=version):
+            aggregate = self.app.mapper.to_domain_event(stored).mutate(aggregate)
+            size += len(stored.state)
+        if aggregate is None:
+            raise LookupError(f"aggregate {aggregate_id} has no stored event up to version {version}")
+        return aggregate, size
 
     def _forget(self) -> None:
         """Drop the cached aggregates (after a rolled-back batch they may be ahead of the committed rows)."""
         self._cache.clear()
-        self._last_key = None
 
     def _write(self, tx: Cursor, target: Target, aggregates: list[Any], fresh: list[bool]) -> None:
         """Replace every table row of the given aggregates with the rows of their current state, and set the

@@ -1,7 +1,16 @@
 """`tramita rebuild`: the projections rebuilt from the first event beside the live tables, then swapped in.
 
-The live tables stay readable (and the live projector keeps writing them) until the new ones are complete; the
-swap, with a last catch-up, is one transaction.
+The rebuild reads the last notification id first, then the stored events up to it **by aggregate**
+(projections/events.py: ordered by originator id and version), builds each aggregate once and writes its rows
+once, into `<table>__rebuild` tables, a few thousand events' aggregates per transaction. However the log
+interleaves its aggregates, no aggregate is replayed twice and no row is written twice. Then it catches up from
+that notification id as the follower does (the events recorded while it ran), and, in one transaction, catches
+up the last events, drops the live tables and renames the new ones. The live tables stay readable, and the live
+projector keeps writing them, until that swap; a crash before it leaves them untouched.
+
+An aggregate that cannot be built (an event that no longer decodes or applies) or whose rows the database refuses
+is recorded in `projection_failures` as the follower records it (the first notification that failed, the last
+one of the aggregate), its rows left as of its last event before the failure, and every other aggregate is built.
 """
 
 from __future__ import annotations
@@ -10,7 +19,11 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from projections.failures import Failure
+from eventsourcing.persistence import PersistenceError, StoredEvent
+
+from projections.batch import Batch, Target, Touched, TrackingConflict
+from projections.events import StoredRow, by_aggregate
+from projections.failures import Failure, describe
 from projections.schema import FAILURES, PROJECTIONS, TRACKING
 
 REBUILD_SUFFIX = "__rebuild"
@@ -18,11 +31,7 @@ REBUILD_SUFFIX = "__rebuild"
 
 def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) -> int:
     """Rebuild `projector`'s projections (a projections.projector.Projector) from the first event beside the
-    live tables, then swap them in.
-
-    The live tables stay readable (and the live projector keeps writing them) until the new ones are
-    complete; the swap, with a last catch-up, is one transaction. Returns the notifications read.
-    """
+    live tables, then swap them in; return the notifications read."""
     token = secrets.token_hex(4)
     with projector.store.transaction() as tx:
         tx.execute(TRACKING)
@@ -37,12 +46,11 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
             tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
                        "VALUES (?, 0, ?, ?)", (name + REBUILD_SUFFIX, token, PROJECTIONS[name].fingerprint))
     builder = type(projector)(projector.app, projector.store, names=projector.names, batch_size=projector.batch_size,
-                                  cache_size=projector.cache_size, audit=False)
-    total = projector.app.recorder.max_notification_id() or 0
+                              cache_bytes=projector._cache.budget, audit=False)
+    upto = projector.app.recorder.max_notification_id() or 0
     targets = builder._targets(REBUILD_SUFFIX)
-    done = 0
-    recorded: list[tuple[str, Failure]] = []
-    while True:
+    done, recorded = build_by_aggregate(builder, targets, upto, progress)
+    while True:  # what was recorded during the pass, as the follower reads it
         with projector.store.transaction() as tx:
             covered, failed = builder._batch(tx, targets)
         recorded += failed
@@ -50,7 +58,7 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
             break
         done += covered
         if progress:
-            progress(targets[0].position, max(total, targets[0].position))
+            progress(targets[0].position, max(upto, targets[0].position))
     with projector.store.transaction() as tx:
         while (last := builder._batch(tx, targets))[0] > 0:
             done += last[0]
@@ -68,6 +76,93 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
                        (name, target.tracking_name))
     projector._alerts.raise_for(recorded, projector.log)
     if progress:
-        progress(targets[0].position if targets else 0, max(total, targets[0].position if targets else 0))
+        progress(targets[0].position if targets else 0, max(upto, targets[0].position if targets else 0))
     projector._forget()
     return done
+
+
+def build_by_aggregate(builder: Any, targets: list[Target], upto: int,
+                       progress: Callable[[int, int], None] | None) -> tuple[int, list[tuple[str, Failure]]]:
+    """Build every aggregate of the events up to notification `upto` once and write its rows once, about
+    `builder.batch_size` events' aggregates per transaction; then move the targets' positions to `upto`. Returns
+    the events read and the failures recorded."""
+    kinds = {kind for target in targets for kind in target.projection.aggregates}
+    read, pending, recorded = 0, 0, []
+    touched: dict[int, Touched] = {}
+    failures: dict[int, Failure] = {}
+
+    def write() -> None:
+        nonlocal touched, failures, pending
+        with builder.store.transaction() as tx:  # positions stay at 0 (end=0): nothing is caught up yet
+            recorded.extend(builder._commit_safely(tx, targets, Batch(pending, 0, touched, failures)))
+        touched, failures, pending = {}, {}, 0
+        if progress:
+            progress(read, upto)
+
+    for aggregate_id, events in by_aggregate(builder.app, builder.store, upto, builder.batch_size):
+        read += len(events)
+        pending += len(events)
+        built, failure = build(builder, aggregate_id, events, kinds)
+        if built is not None:
+            touched[aggregate_id.int] = built
+        if failure is not None:
+            failures[aggregate_id.int] = failure
+        if pending >= builder.batch_size:
+            write()
+    if pending or touched or failures or read == 0:
+        write()
+    with builder.store.transaction() as tx:
+        for target in targets:
+            _move(tx, target, upto)
+    return read, recorded
+
+
+def build(builder: Any, aggregate_id: Any, events: list[StoredRow],
+          kinds: set[str]) -> tuple[Touched | None, Failure | None]:
+    """The aggregate built from its events (None when it has no projected event that applies) and its failure, if
+    one of its events could not be decoded or applied: the aggregate is then as of the event before that one."""
+    mapper = builder.app.mapper
+    aggregate, touched, failure = None, None, None
+    for notification_id, _, version, topic, state in events:
+        kind = builder.kind_of(topic)
+        if kind is None or kind not in kinds:
+            continue
+        if failure is not None:  # the later events of an aggregate that failed replay the one that failed
+            failure.last_notification_id = notification_id
+            continue
+        try:
+            aggregate = mapper.to_domain_event(StoredEvent(aggregate_id, version, topic, state)).mutate(aggregate)
+        except PersistenceError:  # the event store's own trouble, not this event's
+            raise
+        except Exception as error:
+            failure = Failure(str(aggregate_id), kind, notification_id, topic, describe(error))
+            touched = _before(builder, aggregate_id, version, touched)
+            continue
+        if touched is None:
+            touched = Touched(kind, aggregate, notification_id, notification_id, topic)
+        else:
+            touched.aggregate, touched.last_id, touched.topic = aggregate, notification_id, topic
+    return touched, failure
+
+
+def _before(builder: Any, aggregate_id: Any, version: int, touched: Touched | None) -> Touched | None:
+    """After an event failed to apply (the aggregate may be half changed): the aggregate as of the version
+    before, read again from the store, or None when it has none."""
+    if touched is None:
+        return None
+    try:
+        touched.aggregate = builder.app.repository.get(aggregate_id, version=version - 1)
+    except PersistenceError:
+        raise
+    except Exception:
+        return None
+    return touched
+
+
+def _move(tx: Any, target: Target, position: int) -> None:
+    """Move the target's position to `position`, if it is still the one it had (else another rebuild took over)."""
+    moved = tx.execute("UPDATE projection_tracking SET position = ? "
+                       "WHERE projection = ? AND position = ? AND token = ?", (position, target.tracking_name, target.position, target.token))
+    if moved.rowcount != 1:
+        raise TrackingConflict(target.tracking_name)
+    target.position = position

@@ -31,6 +31,7 @@ from audit.service import Audit
 from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
+from projections.cache import cache_bytes
 from projections.projector import Projector
 from projections.store import Store
 from scheduler.config import SchedulerConfig
@@ -137,7 +138,8 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
         log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
         return 0
     webhook = webhook_for(config, app, log, **(webhook_options or {}))
-    scanner = Scanner(app, store, Projector(app, store), config.thresholds, log, webhook, leadership)
+    projector = Projector(app, store, cache_bytes=cache_bytes(os.environ))  # its catch-up before each scan
+    scanner = Scanner(app, store, projector, config.thresholds, log, webhook, leadership)
     checkpointer = Checkpointer(audit, log, leadership) if audit is not None and audit.signer is not None else None
     if audit is not None and checkpointer is None:
         log("checkpoints-off", reason="no signing key (TRAMITA_SIGNING_KEY): the audit log is not signed")

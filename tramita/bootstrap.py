@@ -3,7 +3,8 @@ application, its audit service and its projector here, from the environment, wit
 edge and passed in.
 
 Settings read: TRAMITA_DATABASE_URL (tramita/persistence.py), TRAMITA_SIGNING_KEY and TRAMITA_LOG_ORIGIN
-(audit/keys.py), TRAMITA_VERIFIER_KEY, TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (audit/witness.py).
+(audit/keys.py), TRAMITA_VERIFIER_KEY, TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (audit/witness.py),
+TRAMITA_PROJECTOR_CACHE_BYTES (projections/cache.py).
 """
 
 from __future__ import annotations
@@ -87,8 +88,11 @@ def build_audit(app: Tramita, store: Store, *, key: str | None = None) -> Audit:
 
 
 def build_projector(app: Tramita, names: Sequence[str] | None = None, **options: object) -> Projector:
-    """The projector over `app`'s events and the projections' database (the same TRAMITA_DATABASE_URL)."""
+    """The projector over `app`'s events and the projections' database (the same TRAMITA_DATABASE_URL), its
+    aggregate cache within TRAMITA_PROJECTOR_CACHE_BYTES."""
+    from projections.cache import cache_bytes
     from projections.projector import Projector
     from projections.store import open_store
 
+    options.setdefault("cache_bytes", cache_bytes(os.environ))
     return Projector(app, open_store(database_url()), names=names, **options)
