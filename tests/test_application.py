@@ -165,7 +165,7 @@ def test_timeline_rows_carry_legal_and_recorded_dates_actor_article_rule_version
 
 
 def test_the_database_url_selects_the_store():
-    assert persistence_env("memory://") == {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    assert persistence_env("memory://") == {"PERSISTENCE_MODULE": "tramita.memory:MemoryFactory"}
     assert persistence_env("sqlite:///var/t.sqlite")["SQLITE_DBNAME"] == "var/t.sqlite"
     assert persistence_env("sqlite:////tmp/t.sqlite")["SQLITE_DBNAME"] == "/tmp/t.sqlite"
     assert persistence_env("postgresql://u:p@localhost/db")["PERSISTENCE_MODULE"] == "eventsourcing.postgres"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from datetime import date
 
 import pytest
@@ -141,3 +142,18 @@ def test_the_pool_budget_is_read_from_the_environment_and_a_malformed_one_is_ref
     monkeypatch.setenv("TRAMITA_AGGREGATE_POOL_BYTES", "64MB")
     with pytest.raises(ValueError, match="TRAMITA_AGGREGATE_POOL_BYTES='64MB'"):
         make_app("memory://", seed=False)
+
+
+def test_the_memory_store_reads_an_aggregate_s_later_events_by_version_as_the_databases_do(memory_app):
+    """The in-process recorder finds the events after a version by looking them up (tramita/memory.py), and
+    answers exactly what the library's walk over every version answers."""
+    from eventsourcing.popo import POPOApplicationRecorder
+
+    number = open_incorporation(memory_app)
+    memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE)
+    case_id = memory_app.resolve_case(number)
+    recorder = memory_app.recorder
+    assert type(recorder).__name__ == "IndexedMemoryRecorder"
+    for gt in (0, 1, 2, 5):
+        assert recorder.select_events(case_id, gt=gt) == POPOApplicationRecorder.select_events(recorder, case_id, gt=gt)
+    assert recorder.select_events(uuid.uuid4(), gt=0) == []

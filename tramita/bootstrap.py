@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tramita.persistence import persistence_env
+from tramita.persistence import MEMORY_FACTORY, persistence_env
 
 if TYPE_CHECKING:
     from audit.service import Audit
@@ -66,7 +66,7 @@ def build_application(url: str | None = None, *, create_table: bool | None = Non
             raise StoreMissingError(f"TRAMITA_DATABASE_URL: there is no database at {path} (nothing was created)")
         if not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
-    elif read_only and env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+    elif read_only and env["PERSISTENCE_MODULE"] == MEMORY_FACTORY:
         raise StoreMissingError("TRAMITA_DATABASE_URL: memory:// holds nothing outside the process that made it")
     return Tramita(env, clock=clock, signer=signer_from(os.environ) if signing else None)
 

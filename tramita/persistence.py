@@ -28,6 +28,10 @@ _TEXT_PARAMETERS = {"schema"}
 _BOOLEAN_PARAMETERS = {"pre_ping"}
 
 
+#: The in-process store: the library's, reading an aggregate's later events by version (tramita/memory.py).
+MEMORY_FACTORY = "tramita.memory:MemoryFactory"
+
+
 def persistence_env(database_url: str, *, create_table: bool = True) -> dict[str, str]:
     """Map `TRAMITA_DATABASE_URL` onto the library's settings.
 
@@ -55,7 +59,7 @@ def persistence_env(database_url: str, *, create_table: bool = True) -> dict[str
     SQLite and PostgreSQL: the tables are then created once (by `tramita migrate`), not by every worker.
     """
     if database_url in ("memory://", "memory:"):
-        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+        return {"PERSISTENCE_MODULE": MEMORY_FACTORY}
     create = "y" if create_table else "n"
     if database_url.startswith("sqlite:///"):
         path = database_url[len("sqlite:///"):]

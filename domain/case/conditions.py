@@ -53,7 +53,7 @@ def voters_initiative(case: Case, statute: Statute, on: date) -> Verdict:
 @condition("a-requisition-awaits-receipt")
 def a_requisition_awaits_receipt(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 10: a requisition issued and not yet received (its receipt starts the 30 days)."""
-    waiting = [r for r, entry in case.requisitions.items() if entry["received_on"] is None]
+    waiting = list(case.awaiting_receipt)  # in the order issued
     found = f"awaiting receipt: {', '.join(waiting)}" if waiting else "every requisition issued was received"
     return Verdict(bool(waiting), found, {"awaiting": waiting})
 

@@ -69,6 +69,9 @@ class DeadlineMet(Logged, ChainedAggregate.Event):
         case.deadlines[self.deadline].update(
             status="met-on-time" if self.on_time else "met-late", closed_by=self.closing_act,
             closed_on=self.occurred_on, days_late=self.days_late)
+        kind, _, requisition = self.deadline.partition(":")
+        if kind == "requisition-answer" and requisition in case.requisitions:  # answered: out of the index
+            case.unanswered.get(case.requisitions[requisition]["body"], {}).pop(requisition, None)
 
 
 class DeadlineMissed(Logged, ChainedAggregate.Event):

@@ -56,6 +56,9 @@ class PetitionFiled(Logged, ChainedAggregate.Created):
         case.opened_on = self.occurred_on
         case.stage = "petition-filed"
         case.requisitions, case.findings, case.councils = {}, {}, {}
+        #: Indexes of `requisitions`, so that an act never walks them all: those not yet received, and by body
+        #: those whose answer deadline is not yet met (their order is the order of issue).
+        case.awaiting_receipt, case.unanswered = {}, {}
         case.requirements, case.dispensation, case.plebiscite = None, None, None
         case.result, case.communicated_on, case.registered_on, case.bill = None, None, None, None
         case.law, case.administrator_list, case.administrator = None, None, None
@@ -76,6 +79,8 @@ class RequisitionIssued(Logged, ChainedAggregate.Event):
     def assign(self, case: Case) -> None:
         case.requisitions[self.requisition] = {"body": self.body, "items": list(self.items),
                                                "issued_on": self.occurred_on, "received_on": None}
+        case.awaiting_receipt[self.requisition] = None
+        case.unanswered.setdefault(self.body, {})[self.requisition] = None
         case.stage = "instruction"
 
 
@@ -86,6 +91,7 @@ class RequisitionReceived(Logged, ChainedAggregate.Event):
 
     def assign(self, case: Case) -> None:
         case.requisitions[self.requisition]["received_on"] = self.occurred_on
+        case.awaiting_receipt.pop(self.requisition, None)
 
 
 class RequisitionRefused(Logged, ChainedAggregate.Event):

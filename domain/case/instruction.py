@@ -78,9 +78,9 @@ class Instruction:
         self._record(self.FindingRecorded, ctx, article=item, rule_versions=versions, item=item,
                      body=ctx.actor.role, value=value, by_origin=by_origin, state_tax_revenue=tax,
                      document=document, holds=holds)
-        for requisition, entry in self.requisitions.items():
+        for requisition in list(self.unanswered.get(ctx.actor.role, ())):  # the body's, in the order issued
             key = f"requisition-answer:{requisition}"
-            if entry["body"] == ctx.actor.role and self._deadline_open(key):
+            if self._deadline_open(key):
                 self._close_deadline(ctx, key, "finding-recorded")
         if self.kind == "creation" and origin_figures is not None:
             self._rejudge_requirements(ctx, origin_figures)
