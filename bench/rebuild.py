@@ -16,7 +16,7 @@ What is measured
    from the five templates at random (seeded), and each next event belongs to one of the open copies drawn at
    random, so the acts of thousands of cases alternate in recording order and a case's events are spread over
    some 4,000 times as many others (tens of thousands for the short cases, hundreds of thousands for the long
-   one). They are inserted through the application's recorder in chunks of a few thousand; the copies still open
+   one). They are inserted through the application's recorder in chunks of a few hundred; the copies still open
    when the log holds N events stop part-way through their case. The stored state of an event does not hold its
    originator's id (the library's mapper keeps the id beside the state, in its own column), so a copy decodes as
    a case of its own. Copies keep the original's case number, names and hash chain inside their payload: the rows
@@ -33,9 +33,10 @@ What is measured
    its domain event with `app.mapper.to_domain_event`. Nothing else is done with it.
 
 2. tramita. `Projector(app, open_store(url), batch_size=B).migrate()` (untimed), then `.rebuild(progress)`:
-   every projection built from the first notification beside the live tables, then swapped in. Its rate is
-   the notifications it read over its time. Afterwards the `cases` table must hold one row per Case aggregate
-   in the log (copies included), or the benchmark fails.
+   every projection built beside the live tables from the stored events read by aggregate (each aggregate
+   built once, its rows written once, B events' aggregates per transaction), then caught up and swapped in,
+   whatever the rebuild does to get there. Its rate is the notifications it read over its time. Afterwards the
+   `cases` table must hold one row per Case aggregate in the log (copies included), or the benchmark fails.
 
 Each of 1 and 2 runs in a fresh child process (this script with a hidden `--measure` option), on the same
 database, one after the other, so that neither the generation nor the other measurement counts in its memory.
@@ -47,8 +48,8 @@ it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM f
 is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the
 parent's own peak, the generation's, which ru_maxrss would report whenever it is the larger); elsewhere it is
 ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
-rebuild, when it has covered 10%, 50%, 90% and 100% of the log, and after every batch (the highest is shown),
-to show whether it stays flat.
+rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports: the events read), and
+after every transaction (the highest is shown), to show whether it stays flat.
 
 The goals: ratio >= 0.5, peak RSS flat and < 200 MB. With a smaller N (a small machine) the times should
 scale linearly with N.
@@ -86,8 +87,9 @@ from projections.schema import PROJECTIONS
 from projections.store import open_store
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
-#: Copied events inserted per call to the recorder (one transaction each).
-INSERT_CHUNK = 5000
+#: Copied events inserted per call to the recorder (one transaction each; thousands at once stall the PostgreSQL
+#: recorder's pipeline).
+INSERT_CHUNK = 500
 #: Copies of cases open at a time in the log, their events interleaved.
 OPEN_COPIES = 4000
 #: The seed of the draws that pick each copy's template and interleave the copies.
