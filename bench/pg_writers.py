@@ -76,7 +76,8 @@ def statement_env(url: str) -> dict[str, str]:
 
 
 def raw_writer(env: dict[str, str], start_at: float, seconds: float, results: "multiprocessing.Queue[int]") -> None:
-    app = Application(env)
+    # The tables and the function exist already: writers starting together would replace the function at once.
+    app = Application({**env, "CREATE_TABLE": "n"})
     item = Item()
     app.save(item)
     while time.time() < start_at:
