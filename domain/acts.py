@@ -43,6 +43,13 @@ class ActContext:
     today: date
     statute: Statute
 
+    def __post_init__(self) -> None:
+        """No act has a legal date after today in Rio Branco: every act (a case's, the registry's, a token's) is
+        refused here, in the one place each act's context is made, before anything is judged."""
+        if self.occurred_on > self.today:
+            raise InvalidActError(
+                "occurred_on", f"{self.occurred_on.isoformat()} is in the future (today is {self.today.isoformat()})")
+
     def require_competent(self, act: str, article: str, municipality: str | None = None) -> None:
         """Refuse unless the actor's role is a competent body for `act` (and acts for `municipality`)."""
         competent = self.statute.in_force("competence.act", self.occurred_on)
@@ -154,11 +161,7 @@ def require_date(field: str, value: Any) -> date:
 
 
 def require_legal_date(ctx: ActContext, not_before: date | None, what: str = "the case's previous act") -> None:
-    """An act's legal date is not in the future and not before the previous act it follows."""
-    if ctx.occurred_on > ctx.today:
-        raise InvalidActError(
-            "occurred_on", f"{ctx.occurred_on.isoformat()} is in the future (today is {ctx.today.isoformat()})"
-        )
+    """An act's legal date is not before the previous act it follows (never in the future: `ActContext`)."""
     if not_before is not None and ctx.occurred_on < not_before:
         raise InvalidActError(
             "occurred_on", f"{ctx.occurred_on.isoformat()} is before {what} ({not_before.isoformat()})"

@@ -330,3 +330,23 @@ def test_an_act_answers_what_it_decided_and_its_version_and_a_retry_gets_the_sam
     assert again.get_json() == answer and again.headers["Idempotent-Replayed"] == "true"
     timeline = api.get(f"/cases/{case}/events").get_json()
     assert answer["events"] == timeline[2:4]
+
+
+@pytest.mark.parametrize(("occurred_on", "status"), [("2026-11-29", 201), ("2026-11-30", 201), ("2026-12-01", 422)])
+def test_a_registry_figure_dated_after_today_in_rio_branco_is_refused_like_every_act(api, occurred_on, status):
+    """Art. 4 par. ún.: a figure is recorded by an act, and no act has a legal date in the future (the harness's
+    clock reads 2026-11-30 15:00 UTC, 11:00 in Rio Branco): the day before and the day itself are recorded, the
+    next day is refused naming occurred_on, and nothing is recorded."""
+    headers = api.headers("ibge")  # the token is issued (an event) before counting
+    before = api.notifications()
+    response = api.client.post(f"/municipalities/{FEIJO}/figures", headers=headers, json={
+        "occurred_on": occurred_on, "figure": "population", "value": 9000, "as_of": "2026-11-29",
+        "source": "IBGE, estimativa 2026"})
+    assert response.status_code == status, response.get_json()
+    if status == 422:
+        problem = assert_problem(response, 422)
+        assert problem["field"] == "occurred_on" and "2026-12-01 is in the future (today is 2026-11-30)" in \
+            problem["detail"]
+        assert api.notifications() == before
+    else:
+        assert api.notifications() == before + 1
