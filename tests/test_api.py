@@ -350,3 +350,32 @@ def test_a_registry_figure_dated_after_today_in_rio_branco_is_refused_like_every
         assert api.notifications() == before
     else:
         assert api.notifications() == before + 1
+
+
+def test_a_district_finding_recorded_by_a_body_art_32_does_not_name_is_refused_citing_art_32(api):
+    """Art. 32: the IBGE finds Art. 31 I and II for a district (the PGE and the SECTMA find III); the TRE's
+    finding of Art. 31-I is refused under Art. 32, not under Art. 4 par. ún. (the creation article), and records
+    nothing; the IBGE's is recorded."""
+    opened = api.client.post("/cases", json={"occurred_on": "2026-03-10", "kind": "district_creation",
+                                             "municipalities": [FEIJO], "district": "Vila Nova"},
+                             headers=api.headers("mayor", FEIJO))
+    assert opened.status_code == 201, opened.get_json()
+    case, finding = opened.get_json()["case_id"], {"item": "art-31-I", "value": 320, "document": "Laudo 1/2026"}
+    api.token("tre")
+    before = api.notifications()
+    refused = api.client.post(f"/cases/{case}/acts/finding-recorded", json={"occurred_on": "2026-03-12", **finding},
+                              headers=api.headers("tre", **{"If-Match": '"1"'}))
+    problem = assert_problem(refused, 403)
+    assert problem["article"] == "art-32" and "ibge" in problem["detail"]
+    assert api.notifications() == before
+    recorded = api.act(case, "finding-recorded", "ibge", date(2026, 3, 12), **finding)
+    assert [e["article"] for e in recorded["events"]] == ["art-31-I"]
+
+
+def test_a_creation_finding_recorded_by_a_body_art_4_does_not_name_is_refused_citing_art_4(api, case):
+    """Art. 4 par. ún.: the IBGE finds Art. 4-I (population); the TRE's finding of it is refused under Art. 4
+    par. ún."""
+    refused = api.client.post(f"/cases/{case}/acts/finding-recorded", headers=api.headers("tre", **{"If-Match": '"1"'}),
+                              json={"occurred_on": "2026-03-12", "item": "art-4-I", "value": 2100,
+                                    "document": "Laudo 2/2026"})
+    assert assert_problem(refused, 403)["article"] == "art-4-par-unico"

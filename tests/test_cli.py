@@ -78,3 +78,31 @@ def test_the_demo_gives_the_scheduler_the_tre_s_missed_answer_and_the_ibge_s_bre
     assert alerts == [("LC35-2026-0003", "ibge", "breach", "art-10-par-1", "2026-11-09"),
                       ("LC35-2026-0003", "ibge", "missed", "art-10", "2026-11-09"),
                       ("LC35-2026-0003", "tre", "missed", "art-10", "2026-11-09")]
+
+
+def test_a_deployment_seeded_with_the_registry_alone_holds_no_case_and_accepts_a_mayor_and_a_petition(
+        database, capsys):
+    """The registry without the demo (`tramita seed-registry`, once): Acre's municipalities are there, no case
+    is, a municipal token can be issued for one of them, and its mayor files a district petition (Art. 31)."""
+    from tests.api_client import ApiHarness
+
+    url = f"sqlite:///{database / 'var' / 'tramita.sqlite'}"
+    assert main(["seed-registry"]) == 0
+    assert "registry: 22 municipalities seeded" in capsys.readouterr().out
+    assert main(["seed-registry"]) == 0
+    assert "already seeded (nothing recorded)" in capsys.readouterr().out
+    assert main(["token", "create", "--role", "mayor", "--municipality", "1200302", "--name", "Prefeitura de Feijó"]) \
+        == 0
+    mayor = capsys.readouterr().out.strip().splitlines()[-1]
+    api = ApiHarness(url)
+    try:
+        stored = api.app.recorder.select_notifications(0, 10_000, inclusive_of_start=False)
+        assert {n.topic.rsplit(":", 1)[1].split(".")[0] for n in stored} == {"Municipality", "AccessToken"}
+        assert len([n for n in stored if n.topic.endswith("Municipality.Registered")]) == 22
+        opened = api.client.post("/cases", headers={"Authorization": f"Bearer {mayor}"}, json={
+            "occurred_on": "2026-03-10", "kind": "district_creation", "municipalities": ["1200302"],
+            "district": "Vila Nova"})
+        assert opened.status_code == 201, opened.get_json()
+        assert opened.get_json()["number"] == "LC35-2026-0001"
+    finally:
+        api.close()

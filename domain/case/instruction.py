@@ -64,12 +64,14 @@ class Instruction:
         are met when Art. 5 also holds on the registry figures in force (`origin_figures`); otherwise the Mesa's
         verification or the plebiscite decree judges them later and says what fails.
         """
-        self._admit(ctx, "finding-recorded")  # its competence is judged by item, below
+        step = self._admit(ctx, "finding-recorded")  # its competence is judged by item, below
         allowed = FINDING_ITEMS.get(self.kind, ())
         if item not in allowed:
             raise InvalidActError("item", f"{item!r} is not a finding of a {self.kind} case ({', '.join(allowed)})")
         competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
-        ctx.require_role(competence.value[item], competence.article, f"the {item} finding")
+        # The refusal cites the article that gives this kind's findings to their bodies, the lifecycle step's
+        # (Art. 4 par. ún. for a municipality, Art. 32 for a district), not the competence table's own.
+        ctx.require_role(competence.value[item], step.article, f"the {item} finding")
         if not document.strip():
             raise InvalidActError("document", "a finding cites its document")
         versions = {competence.id: competence.version}

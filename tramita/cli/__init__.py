@@ -1,7 +1,7 @@
 """`tramita`: the command line. Each command parses, calls the application, renders; nothing else.
 
-The commands live by what they touch: `cases` (seed-demo, replay, migrate, project, rebuild), `audit` (verify,
-keys, checkpoint, rebuild-tree), `access` (token), `processes` (serve, up, scheduler). Importing this module
+The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
+`audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `processes` (serve, up, scheduler). Importing this module
 imports no command's dependencies, so `tramita --help` is quick.
 """
 
@@ -31,6 +31,8 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
     commands = top.add_subparsers(dest="command", required=True)
+    commands.add_parser("seed-registry", help="seed the registry alone (Acre's municipalities, no demo case): what "
+                        "a real deployment runs once").set_defaults(run=_lazy("cases", "cmd_seed_registry"))
     commands.add_parser("seed-demo", help="seed the registry and the four demo cases").set_defaults(
         run=_lazy("cases", "cmd_seed_demo"))
     replay = commands.add_parser("replay", help="a case's timeline, optionally as of a legal date")

@@ -1,4 +1,4 @@
-"""`tramita seed-demo`, `replay`, `migrate`, `project`, `rebuild`: the cases and their projections."""
+"""`tramita seed-registry`, `seed-demo`, `replay`, `migrate`, `project`, `rebuild`: the cases and their projections."""
 
 from __future__ import annotations
 
@@ -15,6 +15,18 @@ def cmd_seed_demo(args: argparse.Namespace) -> int:
     from domain.demo import seed_demo
 
     seed_demo(build_application())
+    return 0
+
+
+def cmd_seed_registry(args: argparse.Namespace) -> int:
+    """A real deployment's registry: Acre's municipalities from the shipped seed (figures with their dates and
+    sources), no demo case; recorded once, by the operating-system account that runs it."""
+    from domain.acts import Actor
+    from tramita.cli.access import os_account
+
+    app = build_application()
+    seeded = app.seed_registry(Actor(f"os:{os_account()}", "operator"), app.today())
+    print(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded (nothing recorded)")
     return 0
 
 
