@@ -40,6 +40,8 @@ class CaseSchema(Schema):
     last_act_on = fields.Date()
     concluded_on = fields.Date(allow_none=True)
     signature_count = fields.Integer()
+    signatures_per_area = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "Art. 8 par. ún.: the signatures of each part of the area (`code` or `code/district`)"})
     frozen = fields.List(fields.String(), metadata={"description": "Art. 38: municipalities this case freezes"})
     impediments = fields.List(fields.Dict())
     obligations = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))

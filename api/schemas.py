@@ -51,7 +51,12 @@ class ActSchema(Schema):
 # ---------------------------------------------------------------- opening (Art. 8, 9, 31, 37)
 
 class AreaSchema(Schema):
+    """Art. 8 par. ún.: one part of the area to emancipate: the municipality it is taken from and, when the part is
+    a district (or one of several areas of one municipality), its name; each part needs its own 30 signatures."""
+
     municipality = reference("IBGE code of the municipality the area belongs to")
+    district = Name(load_default=None, metadata={
+        "description": "the district (or named area) of that municipality the part is, when the area spans several"})
     area_km2 = DecimalText(required=True, metadata={"description": "area in km², a decimal as text",
                                                     "example": "420.5"})
     description = FreeText(load_default="")
@@ -63,7 +68,9 @@ class SignatureSchema(Schema):
     title = reference("voter title number (12 digits, state code 24 for Acre)")
     zone = reference("electoral zone")
     section = reference("electoral section")
-    area = Reference(load_default=None, metadata={"description": "IBGE code or district the voter resides in"})
+    area = Reference(load_default=None, metadata={
+        "description": "the part of the area the voter resides in: the IBGE code of its municipality, or the "
+                       "district's name as `areas[].district` gives it (or both, `1200302/Vila Nova`)"})
 
 
 class PetitionSchema(ActSchema):

@@ -99,9 +99,11 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
             raise InvalidActError(f"signatures[{index}].area", f"{signature['area']!r} is not one of the petition's "
                                   f"areas ({', '.join(areas)})")
         per_area[signature["area"]] += 1
+    # Art. 8 par. ún. counts the caput's number in each district or area when the petition spans several.
+    article = "art-8-par-unico" if len(per_area) > 1 else minimum.article
     for area, count in per_area.items():
         if not minimum.holds(count):
-            raise refuse("art-8", f"area {area} has {count} valid signatures; {minimum.comparison_words} "
+            raise refuse(article, f"area {area} has {count} valid signatures; {minimum.comparison_words} "
                          f"{minimum.value} are required per district or area (Art. 8 par. ún.)",
                          area=area, required=minimum.value, found=count)
     judgement.figures = {"signatures_per_area": per_area}

@@ -379,3 +379,37 @@ def test_a_creation_finding_recorded_by_a_body_art_4_does_not_name_is_refused_ci
                               json={"occurred_on": "2026-03-12", "item": "art-4-I", "value": 2100,
                                     "document": "Laudo 2/2026"})
     assert assert_problem(refused, 403)["article"] == "art-4-par-unico"
+
+
+def district_signatures(count: int, district: str, first: int) -> list[dict[str, str]]:
+    return [{"title": make_voter_title(f"{first + n:08d}", "24"), "zone": "5", "section": str(n % 7 + 1),
+             "area": district} for n in range(count)]
+
+
+def two_districts_petition(sede: int, envira: int) -> dict:
+    return {"occurred_on": "2026-03-02", "kind": "creation", "municipalities": [FEIJO], "proposed_name": "Vila Tarumã",
+            "areas": [{"municipality": FEIJO, "district": "Sede", "area_km2": "900", "description": "margem esquerda"},
+                      {"municipality": FEIJO, "district": "Envira", "area_km2": "1000", "description": "rio Envira"}],
+            "signatures": district_signatures(sede, "Sede", 30000000) + district_signatures(envira, "Envira", 31000000)}
+
+
+def test_a_voters_petition_over_two_districts_with_30_signatures_in_each_is_accepted_and_counted_per_district(api):
+    """Art. 8 par. ún.: an area spanning two districts of Feijó needs 30 voters in each; 30 and 30 open the case,
+    and the case shows the count of each district."""
+    opened = api.client.post("/cases", json=two_districts_petition(30, 30), headers=api.headers("assembly-mesa"))
+    assert opened.status_code == 201, opened.get_json()
+    case = api.get(f"/cases/{opened.get_json()['case_id']}").get_json()
+    assert case["signatures_per_area"] == {f"{FEIJO}/Sede": 30, f"{FEIJO}/Envira": 30}
+    assert [a["district"] for a in case["areas"]] == ["Sede", "Envira"] and case["signature_count"] == 60
+
+
+def test_a_voters_petition_over_two_districts_with_29_signatures_in_one_is_refused_under_art_8_par_unico(api):
+    """Art. 8 par. ún.: 30 in the Sede and 29 in the Envira district: refused naming the Envira district, with the
+    count found and required, and nothing recorded."""
+    headers = api.headers("assembly-mesa")
+    before = api.notifications()
+    refused = api.client.post("/cases", json=two_districts_petition(30, 29), headers=headers)
+    problem = assert_problem(refused, 422)
+    assert problem["article"] == "art-8-par-unico" and f"{FEIJO}/Envira has 29 valid signatures" in problem["detail"]
+    assert problem["figures"] == {"area": f"{FEIJO}/Envira", "required": 30, "found": 29}
+    assert api.notifications() == before

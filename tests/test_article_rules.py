@@ -472,10 +472,12 @@ def test_a_voter_title_not_issued_in_acre_is_refused(state):
 
 
 def test_a_representation_over_two_municipalities_needs_30_signatures_in_each_area():
+    """Art. 8 par. ún.: over areas of two or more municipalities, the caput's 30 count in each area (the refusal
+    cites the paragraph that says so)."""
     app = new_app()
     signed = signatures(30, FEIJO) + signatures(29, TARAUACA, first=100)
     refusal = refused(app, None, lambda: open_by_voters(app, date(2026, 3, 2), signed, (FEIJO, TARAUACA)),
-                      article="art-8", contains=(TARAUACA, "29", "30"))
+                      article="art-8-par-unico", contains=(TARAUACA, "29", "30"))
     assert refusal.figures == {"area": TARAUACA, "required": 30, "found": 29}
     no_case_numbered(app, "LC35-2026-0001")
 
@@ -485,6 +487,7 @@ def test_a_representation_over_two_municipalities_with_30_signatures_in_each_are
     signed = signatures(30, FEIJO) + signatures(30, TARAUACA, first=100)
     opened = open_by_voters(app, date(2026, 3, 2), signed, (FEIJO, TARAUACA))
     assert app.get_case(opened.number).signature_count == 60
+    assert app.get_case(opened.number).signatures_per_area == {FEIJO: 30, TARAUACA: 30}
 
 
 # ============================================================================== Art. 9 (Governor's or Deputy's initiative)
@@ -1384,7 +1387,7 @@ def test_a_voters_representation_over_two_districts_needs_30_signatures_in_each_
     signed = signatures(30, f"{FEIJO}/Sede") + signatures(29, f"{FEIJO}/Envira", first=100)
     refused(app, None, lambda: app.open_case(MESA, date(2026, 3, 2), kind="creation", municipalities=[FEIJO],
                                              areas=areas, proposed_name="Vila", signatures=signed),
-            article="art-8", contains=(f"{FEIJO}/Envira", "29"))
+            article="art-8-par-unico", contains=(f"{FEIJO}/Envira", "29"))
 
 
 def test_a_new_municipality_named_1o_de_maio_is_refused_as_a_date():

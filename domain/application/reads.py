@@ -20,7 +20,8 @@ SYSTEM_ACTOR = Actor("tramita", "scheduler")
 #: The attributes of a case that its documents show (as its acts assigned them).
 CASE_DOCUMENT_FIELDS = (
     "number", "kind", "stage", "initiator", "municipalities", "receiving", "areas", "proposed_name", "district",
-    "signature_count", "documents", "impediments", "frozen", "opened_on", "requisitions", "findings", "councils",
+    "signature_count", "signatures_per_area", "documents", "impediments", "frozen", "opened_on", "requisitions",
+    "findings", "councils",
     "requirements", "dispensation", "plebiscite", "result", "communicated_on", "registered_on", "bill", "law",
     "administrator_list", "administrator", "installation", "remuneration", "organic_law", "extinction_request",
     "deadlines", "communications", "breaches", "bills", "archived", "concluded_on",

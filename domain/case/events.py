@@ -50,6 +50,11 @@ class PetitionFiled(Logged, ChainedAggregate.Created):
         case.municipalities, case.receiving = list(self.municipalities), self.receiving
         case.areas, case.proposed_name, case.district = list(self.areas), self.proposed_name, self.district
         case.signature_count = len(self.signatures)
+        #: Art. 8 par. ún.: the signatures of each part of the area, as the petition recorded them.
+        case.signatures_per_area = {}
+        for signature in self.signatures:
+            area = str(signature.get("area"))
+            case.signatures_per_area[area] = case.signatures_per_area.get(area, 0) + 1
         case.documents = dict(self.documents)
         case.impediments = list(self.impediments)
         case.frozen = list(self.freezes)

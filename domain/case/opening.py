@@ -61,6 +61,7 @@ class Opening:
             _check_territories(kind, municipalities, receiving, areas)
             if initiator == "voters":
                 area_keys = [_area_key(a) for a in areas] or municipalities
+                signatures = _signatures_by_area(signatures, area_keys)
                 versions.update(check_signatures(statute, day, signatures, area_keys).versions)
             elif signatures:
                 raise InvalidActError("signatures", "signatures accompany a voters' representation only (Art. 8)")
@@ -100,6 +101,25 @@ class Opening:
 
 def _area_key(area: dict[str, Any]) -> str:
     return f"{area['municipality']}/{area['district']}" if area.get("district") else str(area["municipality"])
+
+
+def _signatures_by_area(signatures: list[Any], area_keys: list[str]) -> list[Any]:
+    """Art. 8 par. ún.: each signature's area as the petition's key for it (`code/district` for a district): a
+    signature may name the part by its key, by its municipality's code when that municipality has one part, or by
+    the district's name when one part has it. Anything else is left as given, and refused naming the signature."""
+    aliases: dict[str, list[str]] = {}
+    for key in area_keys:
+        code, _, district = key.partition("/")
+        for alias in {key, code, district} - {""}:
+            aliases.setdefault(alias, []).append(key)
+    resolved = []
+    for signature in signatures:
+        if isinstance(signature, dict) and isinstance(signature.get("area"), str):
+            keys = aliases.get(signature["area"].strip(), [])
+            if len(keys) == 1:
+                signature = {**signature, "area": keys[0]}
+        resolved.append(signature)
+    return resolved
 
 
 def _clean_area(area: dict[str, Any]) -> dict[str, Any]:
