@@ -242,9 +242,13 @@ def test_the_topics_new_events_store_are_those_an_earlier_store_holds(tmp_path):
     from domain.demo import creation_1992
     from tests.stores import make_app
 
-    with sqlite3.connect(FIXTURE_STORE) as earlier:
+    # Read-only and immutable: opening the fixture in place would write its -wal and -shm files beside it.
+    earlier = sqlite3.connect(f"file:{FIXTURE_STORE}?mode=ro&immutable=1", uri=True)
+    try:
         before = {t for (t,) in earlier.execute("select distinct topic from stored_events")
                   if t.startswith("domain.case:")}
+    finally:
+        earlier.close()
     app = make_app(f"sqlite:///{tmp_path / 'new.sqlite'}")
     creation_1992(app, lambda line: None)
     with sqlite3.connect(tmp_path / "new.sqlite") as new:
