@@ -71,6 +71,7 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
     elif kind == "dismemberment":
         ceding, receiving = case.municipalities[0], case.receiving
         part = moved(ceding)
+        part["area_km2"] = case._net_areas()[ceding]  # Art. 1-III: ceded less any parcel received in exchange
         registry[ceding].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,
                                           figures=shifted(ceding, part, -1), districts=registry[ceding].districts)
         registry[receiving].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,

@@ -145,9 +145,15 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
     if kind in ("creation", "dismemberment"):
         if not areas:
             raise InvalidActError("areas", f"a {kind} petition describes the area taken from each origin")
+        # Art. 1-III: a dismemberment may also move a parcel of the receiving municipality to the origin (an
+        # exchange); the dispensation and the registry then go by each municipality's net area.
+        givers = municipalities + ([receiving] if kind == "dismemberment" and receiving else [])
+        which = "the origin or the receiving municipality" if len(givers) > len(municipalities) else "an origin"
         for area in areas:
-            if str(area.get("municipality")) not in municipalities:
-                raise InvalidActError("areas[].municipality", f"{area.get('municipality')} is not an origin")
+            if str(area.get("municipality")) not in givers:
+                raise InvalidActError("areas[].municipality", f"{area.get('municipality')} is not {which}")
+        if not any(str(area.get("municipality")) in municipalities for area in areas):
+            raise InvalidActError("areas", f"a {kind} petition describes the area taken from its origin")
 
 
 def federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:

@@ -117,10 +117,20 @@ class Plebiscite:
         net: dict[str, Decimal] = {code: Decimal(0) for code in self._territories()}
         for area in self.areas:
             km2 = Decimal(str(area["area_km2"]))
-            net[area["municipality"]] += km2
-            if self.receiving:
-                net[self.receiving] -= km2
+            giver = area["municipality"]
+            net[giver] += km2
+            taker = self._taker_of(giver)
+            if taker is not None:
+                net[taker] -= km2
         return net
+
+    def _taker_of(self, giver: str) -> str | None:
+        """Art. 1 §4, 1-III: where a parcel of `giver` goes in this case: the receiving municipality for an
+        origin's parcel, the origin for a parcel the receiving municipality gives in exchange; None when it goes to
+        the new municipality (creation)."""
+        if not self.receiving:
+            return None
+        return self.municipalities[0] if giver == self.receiving else self.receiving
 
 
 def _chosen_seat(seat_votes: dict[str, Any]) -> str:
