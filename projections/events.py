@@ -58,9 +58,11 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
 def _same_database(app: Any, store: Store) -> bool:
     """Is the recorder's table in the store's database (a SQLite recorder with a SQLite store, or both on
     PostgreSQL)?"""
-    module = type(app.recorder).__module__
-    return module.endswith(".sqlite") and store.dialect == "sqlite" or \
-        module.endswith(".postgres") and store.dialect == "postgresql"
+    from eventsourcing.postgres import PostgresApplicationRecorder  # subclassed by tramita's (tramita/postgres.py)
+    from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+    return isinstance(app.recorder, SQLiteApplicationRecorder) and store.dialect == "sqlite" or \
+        isinstance(app.recorder, PostgresApplicationRecorder) and store.dialect == "postgresql"
 
 
 def _uuid(value: Any) -> UUID:

@@ -110,8 +110,14 @@ def test_a_rebuild_builds_each_aggregate_once_from_its_events_read_by_aggregate(
     projector.migrate()
     replayed = []
     monkeypatch.setattr(Projector, "_replay", lambda self, *args: replayed.append(args))
+    from projections import events
+
+    read_from_log = []
+    grouped = events._grouped_from_log
+    monkeypatch.setattr(events, "_grouped_from_log", lambda *args: read_from_log.append(args) or grouped(*args))
     assert projector.rebuild() == stored_event_count(app)
     assert replayed == []  # no aggregate replayed: each built once, its rows written once
+    assert read_from_log == []  # read from the events table by aggregate, not from the log grouped in memory
     cases = {case_id for (case_id,) in store.query("SELECT case_id FROM cases")}
     assert len(cases) == 4 + 400
     store.close()
