@@ -1234,13 +1234,17 @@ def test_premises_found_unsuitable_do_not_meet_art_4_V():
     verify_refused(app, case, "art-4-V", "art-4-V")
 
 
-def dismemberment_ready_for_law(app: Tramita, population: int) -> str:
-    """A 1995 dismemberment from Xapuri to Capixaba, with plebiscite (no dispensation before 2004)."""
+def dismemberment_ready_for_law(app: Tramita, population: int, areas: list[dict[str, str]] | None = None,
+                                areas_km2: tuple[str, str] | None = None) -> str:
+    """A 1995 dismemberment from Xapuri to Capixaba, with plebiscite (no dispensation before 2004): by default of
+    one 100 km² parcel; `areas_km2` records both municipalities' areas in the registry first."""
     record_origin(app, XAPURI, date(1995, 1, 1), population=population, voters=1200, revenue="500000.00",
-                  buildings=1000)
+                  buildings=1000, **({"area_km2": areas_km2[0]} if areas_km2 else {}))
+    if areas_km2:
+        record_origin(app, CAPIXABA, date(1995, 1, 1), area_km2=areas_km2[1])
     case = app.open_case(GOVERNOR, date(1995, 3, 1), kind="dismemberment", municipalities=[XAPURI],
                          receiving=CAPIXABA,
-                         areas=[{"municipality": XAPURI, "area_km2": "100", "description": "faixa"}]).number
+                         areas=areas or [{"municipality": XAPURI, "area_km2": "100", "description": "faixa"}]).number
     for code in (XAPURI, CAPIXABA):
         app.record_council_decree(case, municipal("council", code), date(1995, 3, 5), municipality=code,
                                   decree=f"DL {code}", seats=10, yes_votes=6)
@@ -1272,22 +1276,9 @@ def test_a_dismemberment_law_that_exchanges_parcels_moves_each_municipality_s_ar
     """Art. 1-III, 28: Xapuri cedes 100 km² and receives 40 from Capixaba; the law moves a net 60 km² (Xapuri
     1,000 -> 940, Capixaba 3,000 -> 3,060), not the 100 ceded."""
     app = new_app()
-    record_origin(app, XAPURI, date(1995, 1, 1), population=3001, voters=1200, revenue="500000.00",
-                  buildings=1000, area_km2="1000")
-    record_origin(app, CAPIXABA, date(1995, 1, 1), area_km2="3000")
-    case = app.open_case(GOVERNOR, date(1995, 3, 1), kind="dismemberment", municipalities=[XAPURI],
-                         receiving=CAPIXABA,
-                         areas=[{"municipality": XAPURI, "area_km2": "100", "description": "faixa"},
-                                {"municipality": CAPIXABA, "area_km2": "40", "description": "faixa da BR"}]).number
-    for code in (XAPURI, CAPIXABA):
-        app.record_council_decree(case, municipal("council", code), date(1995, 3, 5), municipality=code,
-                                  decree=f"DL {code}", seats=10, yes_votes=6)
-    for actor, item, value in ((IBGE, "art-4-I", 1501), (TRE, "art-4-II", 200), (SEFAZ, "art-4-III", "95000.00"),
-                               (IBGE, "art-4-IV", 80)):
-        app.record_finding(case, actor, date(1995, 3, 6), item=item, value=value, document="Laudo",
-                           by_origin={XAPURI: value},
-                           state_tax_revenue=STATE_TAX_REVENUE if item == "art-4-III" else None)
-    plebiscite(app, case, date(1995, 3, 10))
+    case = dismemberment_ready_for_law(app, population=3001, areas_km2=("1000", "3000"), areas=[
+        {"municipality": XAPURI, "area_km2": "100", "description": "faixa"},
+        {"municipality": CAPIXABA, "area_km2": "40", "description": "faixa da BR"}])
     app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1")
     assert app.municipality(XAPURI).figure_on("area_km2", date(1995, 5, 1)).value == 940
     assert app.municipality(CAPIXABA).figure_on("area_km2", date(1995, 5, 1)).value == 3060
