@@ -31,6 +31,7 @@ from eventsourcing.utils import get_topic, resolve_topic
 
 from audit.log import AuditLog, LogConflict, TreeDamaged
 from domain.application import Tramita
+from domain.application.pool import replay
 from projections.batch import Batch, Target, Touched, TrackingConflict
 from projections.cache import CACHE_BYTES, AggregateCache
 from projections.failures import PROJECTOR, Failure, FailureAlerts, describe, failures, settle
@@ -354,10 +355,7 @@ class Projector:
 
     def _replay(self, aggregate_id: Any, version: int) -> tuple[Any, int]:
         """The aggregate as of `version`, replayed from its stored events, and the bytes of those events."""
-        aggregate, size = None, 0
-        for stored in self.app.recorder.select_events(aggregate_id, lte=version):
-            aggregate = self.app.mapper.to_domain_event(stored).mutate(aggregate)
-            size += len(stored.state)
+        aggregate, size = replay(self.app.recorder, self.app.mapper, aggregate_id, lte=version)
         if aggregate is None:
             raise LookupError(f"aggregate {aggregate_id} has no stored event up to version {version}")
         return aggregate, size

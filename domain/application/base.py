@@ -22,7 +22,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Tr
 
 from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
-from domain.application.pool import DEFAULT_BUDGET, AggregatePool
+from domain.application.pool import AggregatePool, byte_budget
 from domain.acts import ActContext, Actor, require_date
 from domain.calendar import Calendar
 from domain.case import Case, case_id_for
@@ -124,15 +124,6 @@ RETRY_BASE, RETRY_CAP = 2 / 1000, 100 / 1000
 T = TypeVar("T")
 
 
-def _pool_budget(setting: str | None) -> int:
-    """TRAMITA_AGGREGATE_POOL_BYTES: a whole number of bytes, 0 (keep nothing) or more; unset: the default."""
-    if setting is None or not setting.strip():
-        return DEFAULT_BUDGET
-    if not setting.strip().isascii() or not setting.strip().isdigit():
-        raise ValueError(f"TRAMITA_AGGREGATE_POOL_BYTES={setting!r} is not a whole number of bytes")
-    return int(setting)
-
-
 class ApplicationBase(Application):
     """What every part of the service shares: the store, the clock, the statute, the calendar, the signing key,
     the act's context, the retry of a concurrent save, idempotency, and the repository's reads."""
@@ -149,7 +140,8 @@ class ApplicationBase(Application):
         #: The deployment's signing key: every event is stored with its signature (None: events unsigned).
         self.signer = signer
         super().__init__(env)
-        self.pool = AggregatePool(self.recorder, self.mapper, _pool_budget(self.env.get(self.AGGREGATE_POOL_BYTES)))
+        self.pool = AggregatePool(self.recorder, self.mapper, byte_budget(
+            f"TRAMITA_{self.AGGREGATE_POOL_BYTES}", self.env.get(self.AGGREGATE_POOL_BYTES)))
         self.clock = clock
         self.statute = statute or shipped_statute()
         self.calendar = calendar or Calendar()

@@ -10,7 +10,8 @@ so no other thread can see it, and a second borrower of the same aggregate build
   aggregate never returns to the pool, and the next act replays it from the store.
 - A borrowed aggregate is first brought up to date from the store (the events another process recorded since).
 - The pool is bounded in bytes: each aggregate counts the stored bytes of the events it was built from, and
-  the least recently returned go first when the budget is exceeded.
+  the least recently returned go first when the budget is exceeded (`AggregateCache`, which the projector's
+  follower keeps its aggregates in too).
 
 Code that reads an aggregate outside an act or a read borrowing it (`Borrowing`) gets a private copy, as from
 the library's repository.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from copy import deepcopy
@@ -32,6 +33,85 @@ from eventsourcing.persistence import Mapper, Recorder
 
 #: The default budget: 64 MiB of stored event bytes.
 DEFAULT_BUDGET = 64 * 1024 * 1024
+
+
+def byte_budget(setting: str, text: str | None) -> int:
+    """A budget in bytes from its setting's text: a whole number, 0 or more (`_` may group digits); unset or
+    blank: the default."""
+    text = (text or "").strip().replace("_", "")
+    if not text:
+        return DEFAULT_BUDGET
+    if not text.isascii() or not text.isdigit():
+        raise ValueError(f"{setting}: a whole number of bytes, 0 or more, not {setting}={text!r}; the default is "
+                         f"{DEFAULT_BUDGET} (64 MiB)")
+    return int(text)
+
+
+def replay(recorder: Recorder, mapper: Mapper, aggregate_id: UUID, aggregate: Any = None, size: int = 0,
+           **select: Any) -> tuple[Any, int]:
+    """Apply an aggregate's stored events (`select`: the recorder's `gt`, `lte`) to `aggregate` (None: from its
+    first), and add their stored bytes to `size`: the aggregate (None when there was no event) and its size."""
+    for record in recorder.select_events(aggregate_id, **select):
+        aggregate = mapper.to_domain_event(record).mutate(aggregate)
+        size += len(record.state)
+    return aggregate, size
+
+
+class AggregateCache:
+    """Aggregates by key (an aggregate id) with the estimated size of each; putting one makes it the
+    most recently used, and while the sizes sum to more than the budget the least recently used are evicted
+    (never the one just put, so consecutive events of an aggregate larger than the budget still meet it)."""
+
+    def __init__(self, budget: int = DEFAULT_BUDGET) -> None:
+        if budget < 0:
+            raise ValueError(f"the cache's budget must be at least 0 bytes, not {budget}")
+        self.budget = budget
+        self.bytes = 0
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+        self._last: Hashable | None = None
+
+    def get(self, key: Hashable) -> tuple[Any, int] | None:
+        """The aggregate and its estimated size, or None (the order of use changes only on `put`)."""
+        return self._entries.get(key)
+
+    def put(self, key: Hashable, aggregate: Any, size: int) -> None:
+        entries = self._entries
+        previous = entries.get(key)
+        if previous is not None:
+            self.bytes -= previous[1]
+        entries[key] = (aggregate, size)
+        self.bytes += size
+        if key != self._last:  # consecutive events of one aggregate: already the most recent entry
+            entries.move_to_end(key)
+            self._last = key
+        while self.bytes > self.budget and len(entries) > 1:
+            _, (_, evicted) = entries.popitem(last=False)
+            self.bytes -= evicted
+
+    def pop(self, key: Hashable) -> tuple[Any, int] | None:
+        """Take the aggregate and its size out (None when it is not kept)."""
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self.bytes -= entry[1]
+        if key == self._last:
+            self._last = None
+        return entry
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self.bytes, self._last = 0, None
+
+    def keys(self) -> list[Hashable]:
+        """The keys from the least to the most recently used."""
+        return list(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+
 
 
 class Borrowing:
@@ -48,10 +128,23 @@ class AggregatePool:
     """Aggregates by id, each lent to one borrower at a time, the whole bounded in stored bytes."""
 
     def __init__(self, recorder: Recorder, mapper: Mapper, budget: int = DEFAULT_BUDGET) -> None:
-        self.recorder, self.mapper, self.budget = recorder, mapper, budget
+        self.recorder, self.mapper = recorder, mapper
         self._lock = threading.Lock()
-        self._idle: OrderedDict[UUID, tuple[Any, int]] = OrderedDict()
-        self.size = 0
+        #: The aggregates not lent, least recently returned first.
+        self._idle = AggregateCache(budget)
+
+    @property
+    def budget(self) -> int:
+        return self._idle.budget
+
+    @budget.setter
+    def budget(self, budget: int) -> None:
+        self._idle.budget = budget
+
+    @property
+    def size(self) -> int:
+        """The stored bytes of the aggregates kept (not lent)."""
+        return self._idle.bytes
 
     @contextmanager
     def borrowing(self) -> Iterator[Borrowing]:
@@ -86,9 +179,7 @@ class AggregatePool:
         if borrowing is not None and aggregate_id in borrowing.held:
             return borrowing.held[aggregate_id][0]
         with self._lock:
-            idle = self._idle.pop(aggregate_id, None)
-            if idle is not None:
-                self.size -= idle[1]
+            idle = self._idle.pop(aggregate_id)
         aggregate, size = idle if idle is not None else (None, 0)
         aggregate, size = self._catch_up(aggregate_id, aggregate, size)
         if borrowing is not None:
@@ -115,10 +206,8 @@ class AggregatePool:
 
     def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int) -> tuple[Any, int]:
         """Apply the events recorded after the aggregate's version (all of them when there is none yet)."""
-        stored = self.recorder.select_events(aggregate_id, gt=aggregate.version if aggregate is not None else None)
-        for record in stored:
-            aggregate = self.mapper.to_domain_event(record).mutate(aggregate)
-            size += len(record.state)
+        aggregate, size = replay(self.recorder, self.mapper, aggregate_id, aggregate, size,
+                                 gt=aggregate.version if aggregate is not None else None)
         if aggregate is None:
             raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} not found.")
         return aggregate, size
@@ -129,15 +218,9 @@ class AggregatePool:
                 if aggregate.pending_events:  # changed but not saved: never pooled
                     continue
                 current = self._idle.get(aggregate.id)
-                if current is not None:
-                    if current[0].version >= aggregate.version:
-                        continue
-                    self.size -= current[1]
-                    del self._idle[aggregate.id]
-                if size > self.budget:
+                if current is not None and current[0].version >= aggregate.version:
                     continue
-                self._idle[aggregate.id] = (aggregate, size)
-                self.size += size
-            while self.size > self.budget and self._idle:
-                _, (_, evicted) = self._idle.popitem(last=False)
-                self.size -= evicted
+                if size > self._idle.budget:  # larger than the whole budget: not kept
+                    self._idle.pop(aggregate.id)
+                    continue
+                self._idle.put(aggregate.id, aggregate, size)
