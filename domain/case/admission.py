@@ -68,10 +68,7 @@ class Admission:
         `by`). Returns the lifecycle's step for the act (its article is the one the act records).
         """
         statute, day = ctx.statute, ctx.occurred_on
-        lifecycle, catalogue = self.lifecycle(statute, day), act_catalogue(statute, day)
-        step = lifecycle.step(act)
-        refusal = self._final_refusal(statute, lifecycle, catalogue, step.article if step else catalogue[act].article,
-                                      day)
+        lifecycle, catalogue, step, refusal = self._order_start(statute, act, day)
         if refusal is not None:
             raise refusal
         require_legal_date(ctx, self.last_occurred_on)
@@ -92,10 +89,7 @@ class Admission:
         For an act done by each of several municipalities, without `municipality`: None when it is admissible for
         at least one of them.
         """
-        lifecycle, catalogue = self.lifecycle(statute, on), act_catalogue(statute, on)
-        step = lifecycle.step(act)
-        refusal = self._final_refusal(statute, lifecycle, catalogue, step.article if step else catalogue[act].article,
-                                      on)
+        lifecycle, catalogue, step, refusal = self._order_start(statute, act, on)
         if refusal is not None:
             return refusal
         if step is None:
@@ -105,6 +99,15 @@ class Admission:
                         for code in self._targets(step)]
             return None if any(r is None for r in refusals) else refusals[0]
         return self._step_refusal(statute, lifecycle, catalogue, step, on, municipality)
+
+    def _order_start(self: Case, statute: Statute, act: str, on: date) -> tuple[
+            Lifecycle, dict[str, ActEntry], Step | None, LegalRuleError | None]:
+        """What every order check starts from: the lifecycle and the act catalogue in force on `on`, the act's
+        step (None: not an act of this kind), and the refusal of a case already ended, if any."""
+        lifecycle, catalogue = self.lifecycle(statute, on), act_catalogue(statute, on)
+        step = lifecycle.step(act)
+        article = step.article if step else catalogue[act].article
+        return lifecycle, catalogue, step, self._final_refusal(statute, lifecycle, catalogue, article, on)
 
     def next_acts(self: Case, statute: Statute, on: date) -> list[NextAct]:
         """What may be recorded now in this case, by the lifecycle in force on `on`: exactly the acts whose order
