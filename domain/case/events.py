@@ -257,6 +257,7 @@ class LawEnacted(Logged, ChainedAggregate.Event):
                     "contents": self.contents, "new_municipality": self.new_municipality,
                     "legislation_of": self.legislation_of}
         case.frozen = []
+        case.impediments = []  # each is an impediment to the law (the federal gate), which the law has passed
         case.stage = "law-enacted"
 
 
