@@ -38,9 +38,13 @@ What is measured
    whatever the rebuild does to get there. Its rate is the notifications it read over its time. Afterwards the
    `cases` table must hold one row per Case aggregate in the log (copies included), or the benchmark fails.
 
-Each of 1 and 2 runs in a fresh child process (this script with a hidden `--measure` option), on the same
+3. The amendment scan (shown, not part of the ratio). What an amendment of the statute reads before it is
+   recorded (`Tramita.applied`): every event's legal date and the rule versions it recorded, over the whole log;
+   its rate beside the raw library's says what an amendment costs on a log of this size.
+
+Each of 1, 2 and 3 runs in a fresh child process (this script with a hidden `--measure` option), on the same
 database, one after the other, so that neither the generation nor the other measurement counts in its memory.
-With `--repeat R` they run R times in turn (raw, rebuild, raw, rebuild, ...) and the fastest of each is kept: on a
+With `--repeat R` they run R times in turn (raw, rebuild, scan, raw, rebuild, scan, ...) and the fastest of each is kept: on a
 shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown as well.
 The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
 start-up (imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside
@@ -296,7 +300,21 @@ def measure_rebuild(database_url: str, batch_size: int) -> dict[str, Any]:
             "highest_sampled_kib": highest[0] or None, "case_rows": case_rows}
 
 
-MEASUREMENTS = {"raw": measure_raw, "rebuild": measure_rebuild}
+def measure_amendment_scan(database_url: str, batch_size: int) -> dict[str, Any]:
+    """What an amendment of the statute reads before it is recorded: every event's legal date and rule versions
+    (`Tramita.applied`, over the whole log)."""
+    app = open_app(database_url)
+    try:
+        start, cpu = time.perf_counter(), time.process_time()
+        applied = app.applied()
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        count = notifications(app)
+    finally:
+        app.close()
+    return {"events": count, "seconds": seconds, "cpu_seconds": cpu, "versions": len(applied.versions)}
+
+
+MEASUREMENTS = {"raw": measure_raw, "rebuild": measure_rebuild, "amendment": measure_amendment_scan}
 
 
 def in_child(kind: str, database_url: str, batch_size: int) -> dict[str, Any]:
@@ -358,7 +376,7 @@ def rate(events: int, seconds: float) -> float:
 
 
 def report(store: str, batch_size: int, rounds: int, log: Generated, raw: dict[str, Any], rebuild: dict[str, Any],
-           memory: dict[str, Any]) -> None:
+           memory: dict[str, Any], amendment: dict[str, Any]) -> None:
     """The table; `raw` and `rebuild` are the fastest runs, `memory` the rebuild run with the highest peak RSS."""
     raw_rate, rebuild_rate = rate(raw["events"], raw["seconds"]), rate(rebuild["events"], rebuild["seconds"])
     cpu_ratio = rate(rebuild["events"], rebuild["cpu_seconds"]) / rate(raw["events"], raw["cpu_seconds"])
@@ -377,6 +395,10 @@ def report(store: str, batch_size: int, rounds: int, log: Generated, raw: dict[s
     print(f"rebuild peak RSS: {peak(memory)} (goal: flat, < 200 MB)")
     print("rebuild RSS: " + ", ".join(f"{label} {mb(kib)}" for label, kib in memory["samples"])
           + f"; highest after any batch {mb(memory['highest_sampled_kib'])}")
+    scan_rate = rate(amendment["events"], amendment["seconds"])
+    print(f"amendment scan (what an amendment of the statute reads first): {amendment['events']} events in "
+          f"{amendment['seconds']:.3f} s, {amendment['versions']} rule versions found; {scan_rate:.1f} events/s, "
+          f"{1_000_000 / scan_rate:.1f} s per million events; {scan_rate / raw_rate:.2f} of the raw library's rate")
     print(f"ratio of CPU times (less sensitive to other load on the machine): {cpu_ratio:.4f}")
     print("ratio goal: >= 0.5")
     print(f"ratio: {rebuild_rate / raw_rate:.4f}")
@@ -391,17 +413,18 @@ def main(argv: list[str] | None = None) -> None:
         url = args.database_url or f"sqlite:///{folder}/rebuild.sqlite"
         store = url.split(":", 1)[0] + ("" if args.database_url else " (temporary file)")
         log = generate(url, args.events)
-        raws, rebuilds = [], []
+        raws, rebuilds, scans = [], [], []
         for _round in range(args.repeat):
             raws.append(in_child("raw", url, args.batch_size))
             rebuilds.append(in_child("rebuild", url, args.batch_size))
-    for run in raws + rebuilds:
+            scans.append(in_child("amendment", url, args.batch_size))
+    for run in raws + rebuilds + scans:
         if run["events"] != log.events:
             raise SystemExit(f"the log holds {log.events} events but a measurement read {run['events']}")
         if run.get("case_rows", log.cases) != log.cases:
             raise SystemExit(f"the rebuild projected {run['case_rows']} cases, the log holds {log.cases}")
     hungriest = max(rebuilds, key=lambda run: run["peak_rss_kib"])
-    report(store, args.batch_size, args.repeat, log, fastest(raws), fastest(rebuilds), hungriest)
+    report(store, args.batch_size, args.repeat, log, fastest(raws), fastest(rebuilds), hungriest, fastest(scans))
 
 
 if __name__ == "__main__":
