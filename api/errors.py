@@ -23,6 +23,7 @@ from audit.verify import StoreEmptyError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
     InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, StaleVersionError,
+    StatuteAmendmentError,
 )
 
 PROBLEM_JSON = "application/problem+json"
@@ -153,6 +154,8 @@ def register(app: Flask) -> None:
     app.register_error_handler(ActOutOfOrderError, _legal(409, "act-out-of-order"))
     app.register_error_handler(RuleNotInForceError, _legal(422, "rule-not-in-force"))
     app.register_error_handler(LegalRuleError, _legal(422, "refused-under-the-law"))
+    app.register_error_handler(StatuteAmendmentError, lambda e: problem(
+        422, str(e), kind="statute-amendment-refused", field=e.field, errors=e.problems))
     app.register_error_handler(InvalidActError, lambda e: problem(
         422, str(e), kind="invalid-act", field=e.field, errors={e.field: [e.message]}))
     app.register_error_handler(CaseNotFoundError, lambda e: problem(404, str(e), kind="case-not-found"))

@@ -285,3 +285,58 @@ class HealthSchema(Schema):
     failures = fields.List(fields.Dict(), metadata={
         "description": "aggregates a projection could not write (projection, aggregate_id, aggregate_kind, "
                        "notification_id, last_notification_id, topic, error), the first 100"})
+
+
+class StatuteActedSchema(Schema):
+    act = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "the amendments' version in the log"})
+    result = fields.Dict(required=True, metadata={"description": "the amendment's number and the versions it gave"})
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={"description": "the signed receipt of the act"})
+
+
+class IntroducedBySchema(Schema):
+    act = fields.String(required=True, metadata={"description": "statute-data (shipped) or statute-amended"})
+    statute = fields.String(metadata={"description": "the shipped data's version"})
+    amendment = fields.Integer(metadata={"description": "the amendment's number"})
+    law = fields.String()
+    published_on = fields.Date()
+    recorded_at = fields.DateTime()
+    hash = fields.String(metadata={"description": "the amendment event's chain hash"})
+
+
+class StatuteVersionRowSchema(Schema):
+    version = fields.String(required=True, metadata={"description": "what decisions record: id@effective_from"})
+    effective_from = fields.Date(required=True)
+    effective_until = fields.Date(allow_none=True, metadata={"description": "its last day (null: still in force)"})
+    in_force = fields.Boolean(required=True, metadata={"description": "in force on the day asked"})
+    value = fields.Raw(required=True)
+    comparison = fields.String(allow_none=True)
+    source = fields.String(required=True)
+    extra = fields.Dict(allow_none=True)
+    introduced_by = fields.Nested(IntroducedBySchema, required=True)
+
+
+class StatuteParameterSchema(Schema):
+    id = fields.String(required=True)
+    article = fields.String(required=True)
+    in_force = fields.Nested(StatuteVersionRowSchema, allow_none=True, metadata={
+        "description": "the version in force on the day (null: none was)"})
+    history = fields.List(fields.Nested(StatuteVersionRowSchema), required=True)
+
+
+class StatuteAmendmentRowSchema(Schema):
+    number = fields.Integer(required=True)
+    law = fields.String(required=True)
+    published_on = fields.Date(required=True)
+    recorded_at = fields.DateTime(required=True)
+    actor = fields.Dict(required=True)
+    hash = fields.String(required=True)
+    sources = fields.Dict()
+    versions = fields.List(fields.String(), required=True)
+
+
+class StatuteSchema(Schema):
+    on = fields.Date(required=True)
+    shipped = fields.String(required=True, metadata={"description": "the version of the statute data shipped"})
+    amendments = fields.List(fields.Nested(StatuteAmendmentRowSchema), required=True)
+    parameters = fields.List(fields.Nested(StatuteParameterSchema), required=True)

@@ -214,6 +214,7 @@ COMPETENCE_ENTRIES: dict[str, tuple[tuple[str, str], ...]] = {
     "case-archived": (("competence.act", "case-archived"), ("competence.act", "district-case-archived")),
     "finding-recorded": (("competence.finding", "*"),),
     "figure-recorded": (("competence.registry-figure", "*"),),
+    "statute-amended": (("competence.statute-amendment", "statute-amended"),),
 }
 
 

@@ -60,6 +60,16 @@ class InvalidActError(Exception):
         self.message = message
 
 
+class StatuteAmendmentError(InvalidActError):
+    """An amendment refused: every problem, keyed by the entry it is in (`parameters[2]`, `law`, ...)."""
+
+    def __init__(self, problems: dict[str, list[str]]) -> None:
+        first = next(iter(problems))
+        summary = "; ".join(f"{key}: {' '.join(messages)}" for key, messages in problems.items())
+        super().__init__(first, f"the amendment is refused and nothing was recorded: {summary}")
+        self.problems = problems
+
+
 class AuthenticationError(Exception):
     """No token, a malformed or unknown token, or a revoked one: nobody is recording the act."""
 

@@ -7,6 +7,7 @@
 - `registry_acts`: the registry of municipalities (its seed, figures, toponyms);
 - `alerting`: compliance alerts and their deliveries;
 - `tokens`: the API's bearer tokens;
+- `statute_acts`: amendments of the statute, and the statute in force on a day;
 - `reads`: a case as of a date, its timeline, export and chain report.
 
 The wiring (which store, which clock, which key) is tramita/bootstrap.py's.
@@ -19,6 +20,7 @@ from domain.application.base import LEGAL_TIMEZONE, Acted, ConcurrentActError
 from domain.application.case_acts import CaseActs
 from domain.application.reads import SYSTEM_ACTOR, ChainReport, Reads, event_row
 from domain.application.registry_acts import RegistryActs
+from domain.application.statute_acts import StatuteActs
 from domain.application.tokens import Tokens
 from domain.numbering import CaseNumbering
 
@@ -26,7 +28,7 @@ __all__ = ["LEGAL_TIMEZONE", "SYSTEM_ACTOR", "Acted", "CaseNumbering", "ChainRep
            "Tramita", "event_row"]
 
 
-class Tramita(CaseActs, RegistryActs, Alerting, Tokens, Reads):
+class Tramita(CaseActs, RegistryActs, Alerting, Tokens, StatuteActs, Reads):
     """The act-recording service of tramita (one instance per process)."""
 
     name = "tramita"

@@ -7,7 +7,9 @@ Legal dates are stored as ISO text; with a signing key, every event is stored wi
 
 from __future__ import annotations
 
+import copy
 import random
+import threading
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -24,6 +26,7 @@ from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
 from domain.application.pool import AggregatePool, byte_budget
 from domain.acts import ActContext, Actor, require_date
+from domain.amendments import StatuteAmendments
 from domain.calendar import Calendar
 from domain.case import Case, case_id_for
 from domain.errors import (
@@ -65,6 +68,33 @@ class SigningMapper(Mapper):
             entry = entry_of(domain_event.originator_id, domain_event.originator_version, chain_hash)
             object.__setattr__(domain_event, "signature", self.signer.sign_event(entry))
         return super().to_stored_event(domain_event)
+
+
+class StatuteInForce:
+    """The shipped statute with the amendments recorded in the store, rebuilt when a new one is recorded.
+
+    Every act reads the statute through `current`, which asks the store for amendments after the last one seen
+    (an indexed read of one small aggregate), so an amendment recorded by any process is taken up by the next act
+    of every process (API workers, scheduler) without a restart.
+    """
+
+    def __init__(self, recorder: Any, mapper: Mapper, shipped: Statute) -> None:
+        self.recorder, self.mapper, self.shipped = recorder, mapper, shipped
+        self._lock = threading.Lock()
+        self._book: StatuteAmendments | None = None
+        self._statute = shipped
+
+    def current(self) -> Statute:
+        with self._lock:
+            book = self._book
+            records = self.recorder.select_events(StatuteAmendments.ID,
+                                                  gt=book.version if book is not None else None)
+            if records:  # applied to a copy, so that an event that fails to apply leaves the statute as it was
+                book = copy.deepcopy(book)
+                for record in records:
+                    book = self.mapper.to_domain_event(record).mutate(book)
+                self._statute, self._book = self.shipped.amended(book.amendments), book
+            return self._statute
 
 
 class ConcurrentActError(Exception):
@@ -143,8 +173,16 @@ class ApplicationBase(Application):
         self.pool = AggregatePool(self.recorder, self.mapper, byte_budget(
             f"TRAMITA_{self.AGGREGATE_POOL_BYTES}", self.env.get(self.AGGREGATE_POOL_BYTES)))
         self.clock = clock
-        self.statute = statute or shipped_statute()
+        #: The statute as shipped (or given); `statute` adds the amendments recorded in the store.
+        self.shipped_statute = statute or shipped_statute()
+        self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute)
         self.calendar = calendar or Calendar()
+
+    @property
+    def statute(self) -> Statute:
+        """The statute in force now: the shipped data plus every amendment recorded, by this process or another
+        (read again from the store when one has been recorded since: one indexed query)."""
+        return self._amendments.current()
 
     def construct_mapper(self) -> Mapper:
         mapper = super().construct_mapper()

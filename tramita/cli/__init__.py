@@ -1,7 +1,8 @@
 """`tramita`: the command line. Each command parses, calls the application, renders; nothing else.
 
 The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
-`audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `processes` (serve, up, scheduler). Importing this module
+`audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `statute` (amend, show),
+`processes` (serve, up, scheduler). Importing this module
 imports no command's dependencies, so `tramita --help` is quick.
 """
 
@@ -92,6 +93,17 @@ def parser() -> argparse.ArgumentParser:
                              "operating-system account (default: the account alone)")
     token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(
         run=_lazy("access", "cmd_token_list"))
+    statute = commands.add_parser("statute", help="the statute's parameters and their amendments")
+    statute_commands = statute.add_subparsers(dest="statute_command", required=True)
+    amend = statute_commands.add_parser("amend", help="record a law that amends the statute, described in a TOML "
+                                        "file (law, published_on, [sources], [[parameter]])")
+    amend.add_argument("file", help="the amendment's TOML file (docs/law/amendments.md)")
+    amend.set_defaults(run=_lazy("statute", "cmd_statute_amend"))
+    show = statute_commands.add_parser("show", help="the parameters in force on a day")
+    show.add_argument("--on", metavar="YYYY-MM-DD", help="the day (default: today in Rio Branco)")
+    show.add_argument("--parameter", help="one parameter only")
+    show.add_argument("--json", action="store_true", help="print JSON, with every version's history")
+    show.set_defaults(run=_lazy("statute", "cmd_statute_show"))
     serve = commands.add_parser("serve", help="migrate, then serve the API with gunicorn")
     serve.add_argument("--bind", help="HOST:PORT (default 127.0.0.1:8000, or the gunicorn configuration's)")
     serve.add_argument("--workers", type=int, help="gunicorn worker processes (default 2, or the configuration's)")

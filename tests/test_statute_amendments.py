@@ -1,0 +1,315 @@
+"""Amendments of the statute recorded as acts (docs/law/amendments.md): judged as the shipped data is, against the
+acts already judged, taken up by every process without a restart, and shown by `GET /statute?on=`."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from domain.acts import Actor
+from domain.application import Tramita
+from domain.errors import IncompetentBodyError, LegalRuleError, StatuteAmendmentError
+from tests.api_client import ApiHarness, Clock
+from tests.test_article_rules import GOVERNOR, LAW, creation_ready_for_law, creation_verified
+from tramita.cli import main
+from tramita.persistence import persistence_env
+
+#: The clock of these tests: every legal date below is before it.
+LATER = datetime(2027, 10, 1, 15, 0, tzinfo=timezone.utc)
+OPERATOR = Actor("os:operador", "operator")
+MESA = Actor("mesa-t", "assembly-mesa")
+GATE = "cf-art-18-par-4.federal-period"
+FEDERAL_LAW = "Lei Complementar federal nº 200, de 1º de março de 2027"
+#: A federal complementary law that opens a period from 2027-03-01 to 2027-08-31 (CF art. 18 §4).
+PERIOD = [
+    {"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(2027, 3, 1), "value": "open",
+     "source": "LC federal 200/2027, art. 1º (DOU de 2027-03-01)"},
+    {"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(2027, 9, 1), "value": "closed",
+     "source": "LC federal 200/2027, art. 1º: o período termina em 2027-08-31"},
+]
+
+
+def new_app(url: str = "memory://", clock: Any = lambda: LATER) -> Tramita:
+    app = Tramita(persistence_env(url), clock=clock)
+    if app.recorder.max_notification_id() is None:
+        app.seed_registry(Actor("ibge-t", "ibge"), date(1991, 12, 18))
+    return app
+
+
+def open_period(app: Tramita, actor: Actor = OPERATOR) -> Any:
+    return app.amend_statute(actor, date(2027, 3, 1), law=FEDERAL_LAW, parameters=[dict(p) for p in PERIOD])
+
+
+def recorded(app: Tramita) -> int:
+    return app.recorder.max_notification_id() or 0
+
+
+# ============================================================================== the federal period (CF art. 18 §4)
+
+
+@pytest.mark.parametrize("law_on, passes", [
+    (date(2027, 2, 28), False), (date(2027, 3, 1), True), (date(2027, 8, 31), True), (date(2027, 9, 1), False),
+])
+def test_an_amendment_opening_a_federal_period_lets_a_creation_law_dated_inside_it_pass_the_gate(law_on, passes):
+    app = new_app()
+    open_period(app)
+    case = creation_ready_for_law(app, law_on - timedelta(days=40))
+    if passes:
+        app.enact_law(case, GOVERNOR, law_on, name="Vila Nova", **LAW)
+        enacted = app.get_case(case)
+        assert enacted.stage == "law-enacted" and enacted.impediments == []
+        law_event = next(row for row in app.timeline(case) if row["type"].endswith("LawEnacted"))
+        assert law_event["rule_versions"][GATE] == f"{GATE}@2027-03-01"
+    else:
+        with pytest.raises(LegalRuleError) as refusal:
+            app.enact_law(case, GOVERNOR, law_on, name="Vila Nova", **LAW)
+        assert refusal.value.article == "cf-art-18-par-4"
+        assert app.get_case(case).stage != "law-enacted"
+
+
+def test_without_the_amendment_the_same_creation_law_is_refused_by_the_gate():
+    app = new_app()
+    case = creation_ready_for_law(app, date(2027, 3, 1) - timedelta(days=40))
+    with pytest.raises(LegalRuleError) as refusal:
+        app.enact_law(case, GOVERNOR, date(2027, 3, 1), name="Vila Nova", **LAW)
+    assert refusal.value.article == "cf-art-18-par-4"
+
+
+def test_an_amendment_recorded_by_one_process_is_taken_up_by_another_at_its_next_act(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    api_worker, operator_shell = new_app(url), new_app(url)
+    case = creation_ready_for_law(api_worker, date(2027, 4, 1) - timedelta(days=40))
+    assert api_worker.statute.value(GATE, date(2027, 4, 1)) == "closed"
+    open_period(operator_shell)
+    assert api_worker.statute.value(GATE, date(2027, 4, 1)) == "open"
+    api_worker.enact_law(case, GOVERNOR, date(2027, 4, 1), name="Vila Nova", **LAW)
+    assert api_worker.get_case(case).stage == "law-enacted"
+
+
+# ============================================================================== a decision keeps its version
+
+
+def test_an_earlier_decision_keeps_its_recorded_version_after_an_amendment_of_its_rule():
+    app = new_app()
+    case = creation_verified(app, date(2026, 6, 1))
+    before = app.timeline(case)
+    verified = next(row for row in before if row["type"].endswith("RequirementsVerified"))
+    assert verified["rule_versions"]["art-4-I.population"] == "art-4-I.population@1991-12-18"
+    app.amend_statute(OPERATOR, date(2027, 1, 10), law="Lei Complementar estadual nº 400, de 10 de janeiro de 2027",
+                      parameters=[{"id": "art-4-I.population", "article": "art-4-I", "effective_from": date(2027, 2, 1),
+                                   "value": 999_999, "comparison": ">=", "source": "LC 400/2027, art. 1º"}])
+    assert app.statute.value("art-4-I.population", date(2027, 2, 1)) == 999_999
+    assert app.timeline(case) == before
+    assert app.get_case(case).stage == "requirements-met"
+
+
+@pytest.mark.parametrize("effective_from, accepted", [
+    (date(2026, 6, 1), False), (date(2026, 6, 2), False), (date(2026, 6, 3), True),
+])
+def test_a_new_version_may_start_only_after_the_last_day_a_decision_applied_the_one_it_supersedes(
+        effective_from, accepted):
+    app = new_app()
+    case = creation_verified(app, date(2026, 6, 1))  # Art. 4-I judged on 2026-06-02 (the findings' day)
+    entry = {"id": "art-4-I.population", "article": "art-4-I", "effective_from": effective_from, "value": 2000,
+             "comparison": ">=", "source": "LC 400/2027, art. 1º"}
+    store_before = recorded(app)
+    if accepted:
+        app.amend_statute(OPERATOR, date(2027, 1, 10), law="LC 400/2027", parameters=[entry])
+        assert app.statute.value("art-4-I.population", effective_from) == 2000
+        return
+    with pytest.raises(StatuteAmendmentError) as refusal:
+        app.amend_statute(OPERATOR, date(2027, 1, 10), law="LC 400/2027", parameters=[entry])
+    assert list(refusal.value.problems) == ["parameters[0]"]
+    message = refusal.value.problems["parameters[0]"][0]
+    assert "2026-06-02" in message and str(app.get_case(case).id) in message
+    assert recorded(app) == store_before
+    assert app.statute.value("art-4-I.population", effective_from) == 1500
+
+
+# ============================================================================== malformed amendments
+
+
+def _applied_gate(app: Tramita) -> None:
+    """A creation petition of 2026-06-01 applied the closed gate (it records the gate's version)."""
+    creation_verified(app, date(2026, 6, 1))
+
+
+MALFORMED = {
+    "an overlap": ([{**PERIOD[0], "effective_until": date(2027, 9, 30)}, PERIOD[1]], "overlaps"),
+    "a missing source": ([{k: v for k, v in PERIOD[0].items() if k != "source"}], "source is required"),
+    "an empty source": ([{**PERIOD[0], "source": "  "}], "source must be text"),
+    "a change to a version already applied": (
+        [{"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(1996, 9, 13), "value": "open",
+          "source": "LC federal 200/2027"}], "is already applied"),
+    "a parameter the statute does not have": ([{**PERIOD[0], "id": "art-99.anything"}], "has no parameter"),
+    "a word outside the gate's vocabulary": ([{**PERIOD[0], "value": "clsoed"}], "is not one of"),
+    "a float for a share": ([{"id": "art-4-II.voters-share-of-population", "article": "art-4-II",
+                              "effective_from": date(2027, 3, 1), "value": 0.1, "comparison": ">=",
+                              "source": "LC 400/2027"}], "is a float"),
+    "a value of another shape": ([{**PERIOD[0], "value": ["open"]}], "is a list where the parameter holds text"),
+    "an article that is not an article id": ([{**PERIOD[0], "article": "artigo 18"}], "is not an article id"),
+    "a date written as text in a file": ([{**PERIOD[0], "effective_from": "2027-03-01"}], "is not a date"),
+    "two versions of one day": ([PERIOD[0], {**PERIOD[0], "value": "closed"}], "a second version"),
+    "a value with a control character": ([{**PERIOD[0], "value": "open\x00"}], "control character"),
+}
+
+
+@pytest.mark.parametrize("entries, problem", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_amendment_is_refused_naming_the_entry_and_changes_nothing(entries, problem):
+    app = new_app()
+    _applied_gate(app)
+    store_before, statute_before = recorded(app), app.statute
+    with pytest.raises(StatuteAmendmentError) as refusal:
+        app.amend_statute(OPERATOR, date(2027, 3, 1), law=FEDERAL_LAW, parameters=entries)
+    problems = refusal.value.problems
+    assert any(key.startswith("parameters[") for key in problems), problems
+    assert any(problem in message for messages in problems.values() for message in messages), problems
+    assert recorded(app) == store_before
+    assert [p.version for p in app.statute.versions(GATE)] == [p.version for p in statute_before.versions(GATE)]
+
+
+def test_an_amendment_without_its_law_is_refused_naming_the_law():
+    app = new_app()
+    with pytest.raises(StatuteAmendmentError) as refusal:
+        app.amend_statute(OPERATOR, date(2027, 3, 1), law=" ", parameters=[dict(PERIOD[0]), dict(PERIOD[1])])
+    assert list(refusal.value.problems) == ["law"]
+    assert app.amendments() == []
+
+
+def test_an_amendment_published_tomorrow_is_refused():
+    app = new_app()
+    with pytest.raises(Exception) as refusal:
+        app.amend_statute(OPERATOR, date(2027, 10, 2), law=FEDERAL_LAW, parameters=[dict(p) for p in PERIOD])
+    assert "in the future" in str(refusal.value)
+    assert app.amendments() == []
+
+
+def test_a_governor_may_not_amend_the_statute():
+    app = new_app()
+    with pytest.raises(IncompetentBodyError):
+        open_period(app, Actor("gov", "governor"))
+    assert app.amendments() == []
+
+
+def test_a_later_amendment_may_correct_a_version_no_decision_has_applied():
+    app = new_app()
+    open_period(app)
+    app.amend_statute(OPERATOR, date(2027, 3, 2), law="Retificação da LC federal 200/2027",
+                      parameters=[{**PERIOD[1], "effective_from": date(2027, 9, 1), "value": "closed",
+                                   "source": "LC federal 200/2027, retificada no DOU de 2027-03-02"}])
+    versions = app.statute.versions(GATE)
+    assert [v.version for v in versions][-2:] == [f"{GATE}@2027-03-01", f"{GATE}@2027-09-01"]
+    assert versions[-1].introduced_by["number"] == 2
+    assert [a["number"] for a in app.amendments()] == [1, 2]
+
+
+# ============================================================================== through HTTP
+
+
+@pytest.fixture
+def api(tmp_path):
+    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}", clock=Clock(LATER))
+    yield harness
+    harness.close()
+
+
+def _body(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"published_on": "2027-03-01", "law": FEDERAL_LAW,
+            "parameters": [{**e, "effective_from": e["effective_from"].isoformat()} for e in entries]}
+
+
+def test_the_mesa_records_a_federal_period_through_the_api_and_get_statute_shows_it_by_day(api):
+    response = api.client.post("/statute/amendments", json=_body(PERIOD), headers=api.headers("assembly-mesa"))
+    assert response.status_code == 201, response.get_json()
+    answer = response.get_json()
+    assert answer["result"] == {"amendment": 1, "versions": [f"{GATE}@2027-03-01", f"{GATE}@2027-09-01"]}
+    for on, version, value in (("2027-02-28", "1996-09-13", "closed"), ("2027-03-01", "2027-03-01", "open"),
+                               ("2027-08-31", "2027-03-01", "open"), ("2027-09-01", "2027-09-01", "closed")):
+        shown = api.get(f"/statute?on={on}&parameter={GATE}")
+        assert shown.status_code == 200, shown.get_json()
+        (parameter,) = shown.get_json()["parameters"]
+        assert parameter["in_force"]["version"] == f"{GATE}@{version}" and parameter["in_force"]["value"] == value
+    history = parameter["history"]
+    assert [row["introduced_by"]["act"] for row in history] == ["statute-data", "statute-data", "statute-amended",
+                                                                "statute-amended"]
+    assert history[2]["introduced_by"]["law"] == FEDERAL_LAW and history[2]["effective_until"] == "2027-08-31"
+    assert history[2]["introduced_by"]["hash"] == api.get("/statute/amendments").get_json()[0]["hash"]
+
+
+def test_a_governor_token_may_not_post_an_amendment(api):
+    headers = api.headers("governor")  # the token is issued first
+    before = api.notifications()
+    response = api.client.post("/statute/amendments", json=_body(PERIOD), headers=headers)
+    assert response.status_code == 403
+    assert api.notifications() == before
+
+
+def test_a_malformed_amendment_through_the_api_is_refused_with_each_entry_named(api):
+    headers = api.headers("assembly-mesa")
+    before = api.notifications()
+    body = _body([{**PERIOD[0], "effective_until": date(2027, 9, 30)}, PERIOD[1]])
+    body["parameters"][0]["effective_until"] = "2027-09-30"
+    body["parameters"].append({"id": "art-99.anything", "article": "art-99", "effective_from": "2027-03-01",
+                               "value": 1, "source": "x"})
+    response = api.client.post("/statute/amendments", json=body, headers=headers)
+    assert response.status_code == 422
+    problem = response.get_json()
+    assert problem["type"].endswith("statute-amendment-refused")
+    assert "parameters[2]" in problem["errors"] and "has no parameter" in problem["errors"]["parameters[2]"][0]
+    assert api.notifications() == before
+
+
+def test_a_value_holding_a_lone_surrogate_is_refused_naming_its_entry_and_records_nothing(api):
+    headers = api.headers("assembly-mesa")
+    before = api.notifications()
+    body = '{"published_on": "2027-03-01", "law": "LC 200/2027", "parameters": [{"id": "%s", "article": ' \
+           '"cf-art-18-par-4", "effective_from": "2027-03-01", "value": "open\\ud800", "source": "LC 200/2027"}]}' % GATE
+    response = api.client.post("/statute/amendments", data=body, headers={**headers,
+                                                                         "Content-Type": "application/json"})
+    assert response.status_code == 422, response.get_json()
+    assert any("lone surrogate" in message for message in response.get_json()["errors"]["parameters[0]"])
+    assert api.notifications() == before
+
+
+def test_an_amendment_body_missing_its_versions_is_refused_naming_the_field(api):
+    response = api.client.post("/statute/amendments", json={"published_on": "2027-03-01", "law": FEDERAL_LAW},
+                               headers=api.headers("assembly-mesa"))
+    assert response.status_code == 422 and response.get_json()["field"] == "parameters"
+
+
+def test_an_amendment_retried_with_its_idempotency_key_is_recorded_once(api):
+    headers = api.headers("assembly-mesa", **{"Idempotency-Key": "lc-200-2027"})
+    first = api.client.post("/statute/amendments", json=_body(PERIOD), headers=headers)
+    again = api.client.post("/statute/amendments", json=_body(PERIOD), headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert len(api.get("/statute/amendments").get_json()) == 1
+
+
+# ============================================================================== the command line
+
+
+def test_tramita_statute_amend_records_the_file_and_statute_show_lists_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{tmp_path / 'var' / 'tramita.sqlite'}")
+    assert main(["seed-registry"]) == 0
+    amendment = tmp_path / "lc-200-2027.toml"
+    amendment.write_text(f'''law = "{FEDERAL_LAW}"
+published_on = 2026-03-02
+
+[[parameter]]
+id = "{GATE}"
+article = "cf-art-18-par-4"
+effective_from = 2026-03-02
+value = "open"
+source = "LC federal 200/2026, art. 1º"
+''', encoding="utf-8")  # dated before any day these tests run on: the command line reads the system clock
+    capsys.readouterr()
+    assert main(["statute", "amend", str(amendment)]) == 0
+    assert f"amendment 1 recorded: {GATE}@2026-03-02" in capsys.readouterr().out
+    assert main(["statute", "show", "--on", "2026-04-01", "--parameter", GATE]) == 0
+    assert "2026-03-02  (amendment 1)" in capsys.readouterr().out
+    assert main(["statute", "amend", str(amendment)]) == 2
+    assert "already in the statute as given" in capsys.readouterr().err
+    assert main(["verify"]) == 0  # the amendment is in the hash-chained, verified log like every act

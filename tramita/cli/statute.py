@@ -1,0 +1,56 @@
+"""`tramita statute amend FILE` and `tramita statute show`: the statute's amendments, recorded from the command
+line by the operating-system account that runs it (docs/law/amendments.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tomllib
+from datetime import date
+
+from tramita.bootstrap import build_application
+
+
+def cmd_statute_amend(args: argparse.Namespace) -> int:
+    """Record the amendment a TOML file describes: `law`, `published_on`, optional `[sources]`, and one
+    `[[parameter]]` table per new version, as in the shipped statute data."""
+    from domain.acts import Actor
+    from tramita.cli.access import os_account
+
+    try:
+        with open(args.file, "rb") as file:
+            document = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{args.file}: cannot read the amendment ({error})") from None
+    published_on = document.get("published_on")
+    if type(published_on) is not date:
+        raise ValueError(f"{args.file}: published_on must be the law's publication day (YYYY-MM-DD, unquoted)")
+    unknown = sorted(set(document) - {"law", "published_on", "sources", "parameter"})
+    if unknown:
+        raise ValueError(f"{args.file}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (an "
+                         "amendment has law, published_on, [sources] and [[parameter]] tables)")
+    app = build_application()
+    acted = app.amend_statute(Actor(f"os:{os_account()}", "operator"), published_on, law=document.get("law"),
+                              parameters=document.get("parameter"), sources=document.get("sources"))
+    print(f"statute: amendment {acted.result['amendment']} recorded: {', '.join(acted.result['versions'])}")
+    return 0
+
+
+def cmd_statute_show(args: argparse.Namespace) -> int:
+    app = build_application(signing=False, read_only=True)
+    on = date.fromisoformat(args.on) if args.on else app.today()
+    document = app.statute_on(on, args.parameter)
+    if args.json:
+        print(json.dumps(document, default=str, ensure_ascii=False, indent=2))
+        return 0
+    print(f"statute {document['shipped']} with {len(document['amendments'])} amendment(s), in force on "
+          f"{on.isoformat()}:")
+    for row in document["parameters"]:
+        current = row["in_force"]
+        if current is None:
+            print(f"  {row['id']:<48}  not in force")
+            continue
+        introduced = current["introduced_by"]
+        by = "shipped" if introduced["act"] == "statute-data" else f"amendment {introduced['amendment']}"
+        print(f"  {row['id']:<48}  {current['version'].split('@')[1]}  ({by})  {json.dumps(current['value'], default=str, ensure_ascii=False)[:60]}")
+    return 0
