@@ -128,6 +128,24 @@ def test_a_new_version_may_start_only_after_the_last_day_a_decision_applied_the_
     assert app.statute.value("art-4-I.population", effective_from) == 1500
 
 
+@pytest.mark.parametrize("effective_from, accepted", [
+    (date(2026, 6, 1), False), (date(2026, 6, 2), False), (date(2026, 6, 3), True),
+])
+def test_a_table_every_act_consults_changes_only_after_the_last_legal_date_of_any_act(effective_from, accepted):
+    app = new_app()
+    creation_verified(app, date(2026, 6, 1))  # its last act, the findings, is dated 2026-06-02
+    competence = app.statute.in_force("competence.act", date(2026, 6, 2))
+    entry = {"id": "competence.act", "article": competence.article, "effective_from": effective_from,
+             "value": dict(competence.value), "source": "Resolução da Mesa nº 1/2027"}
+    if accepted:
+        app.amend_statute(MESA, date(2027, 1, 10), law="Resolução da Mesa nº 1/2027", parameters=[entry])
+        assert app.statute.in_force("competence.act", effective_from).introduced_by["number"] == 1
+        return
+    with pytest.raises(StatuteAmendmentError) as refusal:
+        app.amend_statute(MESA, date(2027, 1, 10), law="Resolução da Mesa nº 1/2027", parameters=[entry])
+    assert "2026-06-02" in refusal.value.problems["parameters[0]"][0]
+
+
 # ============================================================================== malformed amendments
 
 
