@@ -61,7 +61,9 @@ def competent(act: str, *, if_match: bool) -> Callable[[Callable[..., Any]], Cal
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
         def checked(*args: Any, **kwargs: Any) -> Any:
-            tramita().require_may_record(g.actor, act)
+            body = json_body() if not if_match and act == "petition-filed" else None  # the kind a petition names
+            tramita().require_may_record(g.actor, act, case_ref=kwargs.get("case_ref"),
+                                         kind=body.get("kind") if isinstance(body, dict) else None)
             if if_match and "If-Match" not in request.headers:
                 raise Problem(428, "If-Match is required: send the case's ETag (its version) so that an act "
                               "decided on an older version is not recorded", kind="precondition-required",

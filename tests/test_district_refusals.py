@@ -582,10 +582,6 @@ def one_walk_the_api_refuses_first_per_act() -> list[Any]:
     return [pytest.param(walk, id=walk.id) for walk in walks.values()]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "before reading the case, the API refuses a role the statute names for the act in no case kind citing the "
-    "competence table's article (art-4-par-unico for a finding, rules-lifecycle for the other acts), not the "
-    "district act's (Art. 31, 32, 40, 16 par. ún.), which the case itself cites (the test below)"))
 @pytest.mark.parametrize("walk", one_walk_the_api_refuses_first_per_act())
 def test_a_district_act_recorded_by_a_body_no_case_kind_names_for_it_is_refused_over_http_citing_its_article(
         opened_cases, walk):
@@ -596,7 +592,7 @@ def test_a_district_act_recorded_by_a_body_no_case_kind_names_for_it_is_refused_
 @pytest.mark.parametrize("walk", [w for w in COMPETENCE_WALKS if not w.passes_the_api_s_check], ids=lambda w: w.id)
 def test_a_district_act_recorded_by_a_body_no_case_kind_names_for_it_is_refused_by_the_case_citing_its_article(
         opened_cases, walk):
-    """What the API cannot express (its own check refuses first): the case itself, through the application."""
+    """The same refusals judged by the case itself, through the application."""
     api, cases = opened_cases
     case = cases[walk.kind]
     municipality, body = attempted_by(walk, case)

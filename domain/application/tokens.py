@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
-from domain.access import AccessToken, IssuedToken, bodies_competent_for, competent_roles
+from domain.access import COMPETENCE_ENTRIES, AccessToken, IssuedToken, bodies_competent_for, competent_roles
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
-from domain.errors import AuthenticationError, IncompetentBodyError, InvalidActError
+from domain.case import KINDS
+from domain.errors import AuthenticationError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError
+from domain.lifecycle import lifecycle_of
 
 
 class Tokens(ApplicationBase):
@@ -58,15 +61,41 @@ class Tokens(ApplicationBase):
             token = self.authenticate(bearer)
             return token.actor, token.id
 
-    def require_may_record(self, actor: Actor, act: str) -> None:
+    def require_may_record(self, actor: Actor, act: str, *, case_ref: str | None = None,
+                           kind: Any = None) -> None:
         """Before reading a request: the actor's role is a body competent for `act` today (for some case kind).
 
-        The act itself checks again, on its legal date and for the case's kind and municipality.
+        The refusal cites the article of the act for the case's kind (the case `case_ref`, or the `kind` a petition
+        names), as the act itself would: a district's finding Art. 32, its law Art. 31. The act itself checks
+        again, on its legal date and for the case's kind and municipality.
         """
-        article, bodies = bodies_competent_for(self.statute, self.today(), act)
+        today = self.today()
+        article, bodies = bodies_competent_for(self.statute, today, act)
         if actor.role not in bodies:
+            if case_ref is not None:
+                kind = self._kind_of(case_ref)
+            article = (self._article_of_act(act, kind, today) if isinstance(kind, str) else None) or article
             raise IncompetentBodyError(article, f"{act} is recorded by {' or '.join(bodies)}; "
                                        f"{actor.role} is not the competent body", competent=bodies, role=actor.role)
+
+    def _kind_of(self, case_ref: str) -> str | None:
+        try:
+            with self.pool.borrowing():
+                return self._get_case(self.resolve_case(case_ref)).kind
+        except CaseNotFoundError:
+            return None
+
+    def _article_of_act(self, act: str, kind: str, on: date) -> str | None:
+        """The article of the step recording the API's `act` in the lifecycle of `kind` on `on` (None: none)."""
+        if kind not in KINDS:
+            return None
+        try:
+            lifecycle = lifecycle_of(self.statute, kind, on)
+        except LegalRuleError:
+            return None
+        names = [act, *(entry for table, entry in COMPETENCE_ENTRIES.get(act, ()) if table == "competence.act")]
+        step = next((lifecycle.step(name) for name in names if lifecycle.step(name) is not None), None)
+        return step.article if step is not None else None
 
     def tokens(self) -> list[AccessToken]:
         """Every token ever issued (revoked ones included), oldest first: read from the log by the issue's topic."""
