@@ -160,25 +160,20 @@ def _applied_problems(statute: Statute, entry: dict[str, Any], applied: Applied)
     """The entry would change what a recorded act judged: the version it replaces, or the part of the version it
     supersedes from `effective_from` on, was applied by a decision (the version's, or any act's for the tables)."""
     parameter_id, day = entry["id"], entry["effective_from"]
-    for version in statute.versions(parameter_id):
-        if version.effective_from == day and _same(version, entry):
-            return [f"{version.version} is already in the statute as given: the amendment would change nothing"]
-        if version.effective_from == day:
-            use = applied.last_use(parameter_id, version.version)
-            if use is not None and use[0] >= day:
-                return [f"{version.version} is already applied: {use[1]} was judged under it on "
-                        f"{use[0].isoformat()}; a version a decision used is never changed (give a new version "
-                        f"from a later day)"]
-            return []
-    earlier = [v for v in statute.versions(parameter_id) if v.effective_from < day]
-    if earlier:
-        superseded = earlier[-1]
-        use = applied.last_use(parameter_id, superseded.version)
-        if use is not None and use[0] >= day:
-            return [f"{parameter_id} from {day.isoformat()} would change the version in force on "
-                    f"{use[0].isoformat()}, when {use[1]} was judged under {superseded.version}; a new version "
-                    f"starts after the last day a decision applied the one it supersedes"]
-    return []
+    versions = statute.versions(parameter_id)
+    replaced = next((v for v in versions if v.effective_from == day), None)
+    if replaced is not None and _same(replaced, entry):
+        return [f"{replaced.version} is already in the statute as given: the amendment would change nothing"]
+    changed = replaced or next((v for v in reversed(versions) if v.effective_from < day), None)
+    use = applied.last_use(parameter_id, changed.version) if changed is not None else None
+    if use is None or use[0] < day:
+        return []
+    if changed is replaced:
+        return [f"{changed.version} is already applied: {use[1]} was judged under it on {use[0].isoformat()}; a "
+                f"version a decision used is never changed (give a new version from a later day)"]
+    return [f"{parameter_id} from {day.isoformat()} would change the version in force on {use[0].isoformat()}, "
+            f"when {use[1]} was judged under {changed.version}; a new version starts after the last day a "
+            f"decision applied the one it supersedes"]
 
 
 def _same(version: Parameter, entry: dict[str, Any]) -> bool:
