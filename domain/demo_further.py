@@ -64,7 +64,7 @@ def creation_verified_then_archived_2026(app: Tramita, say: Callable[[str], None
                                     (SEFAZ, "art-4-III", "620000.00", "210000000.00"), (IBGE, "art-4-IV", 150, None),
                                     (SETOP, "art-4-V", True, None), (PGE, "art-4-VI", True, None),
                                     (SECTMA, "art-4-VI", True, None)):
-        app.record_finding(case, actor, date(2026, 6, 15), item=item, value=value, state_tax_revenue=tax,
+        app.record_finding(case, actor, date(2026, 6, 16), item=item, value=value, state_tax_revenue=tax,
                            document=f"Laudo {item} 2026")
     app.record_figure(BUJARI, SEFAZ, date(2026, 6, 22), figure="revenue", value="8500000.00",
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
