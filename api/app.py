@@ -27,6 +27,7 @@ from flask_smorest.utils import prepare_response
 from api import errors
 from api.body import DEFAULT_MAX_BODY_BYTES, read_body
 from api.errors import PROBLEM_JSON, ProblemSchema
+from api.examples import ExamplesPlugin
 from api.fields import PathSegment, path_segment_schema
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
@@ -119,7 +120,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
     flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
-    api = TramitaApi(flask)
+    api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)
     errors.register(flask)
     from api.http import authenticate

@@ -158,7 +158,8 @@ def register(app: Flask) -> None:
         422, str(e), kind="statute-amendment-refused", field=e.field, errors=e.problems))
     app.register_error_handler(InvalidActError, lambda e: problem(
         422, str(e), kind="invalid-act", field=e.field, errors={e.field: [e.message]}))
-    app.register_error_handler(CaseNotFoundError, lambda e: problem(404, str(e), kind="case-not-found"))
+    app.register_error_handler(CaseNotFoundError, lambda e: problem(
+        404, e.template % e.values, kind="case-not-found"))
     app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(
         422, str(e), kind="municipality-not-found"))
     app.register_error_handler(StaleVersionError, lambda e: problem(

@@ -49,15 +49,20 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
     found = tramita().case_view(case_ref, **query)
     if found is None:
-        abort(404, message=f"case {case_ref} had no act {_when(query)}")
+        abort(404, message=_no_act_then(case_ref, query))
     document, version = found
     return document, 200, {"ETag": etag(version)}
 
 
-def _when(query: dict[str, Any]) -> str:
+#: One sentence each, the case as asked for (`%(reference)s`), so that each can be given translated whole.
+NO_ACT_BY_DAY = "case %(reference)s had no act dated on or before %(day)s"
+NO_ACT_BEFORE = "case %(reference)s had no act recorded before %(moment)s"
+
+
+def _no_act_then(case_ref: str, query: dict[str, Any]) -> str:
     if "as_of" in query:
-        return f"dated on or before {query['as_of'].isoformat()}"
-    return f"recorded before {query['recorded_before'].isoformat()}"
+        return NO_ACT_BY_DAY % {"reference": case_ref, "day": query["as_of"].isoformat()}
+    return NO_ACT_BEFORE % {"reference": case_ref, "moment": query["recorded_before"].isoformat()}
 
 
 @cases.route("/cases/<case_ref>/events", methods=["GET"], endpoint="case_events")

@@ -131,7 +131,7 @@ class Audit:
     def _event(self, aggregate_id: UUID, version: int) -> Any:
         events = list(self.app.events.get(aggregate_id, gt=version - 1, lte=version))
         if not events:
-            raise CaseNotFoundError(f"no event {version} of {aggregate_id}")
+            raise CaseNotFoundError(aggregate_id, CaseNotFoundError.EVENT_NOT_STORED, version=version)
         return events[0]
 
     def _notification_id(self, aggregate_id: UUID, version: int) -> int:
@@ -142,7 +142,7 @@ class Audit:
                 if n.originator_id == aggregate_id and n.originator_version == version:
                     return n.id
             start = notifications[-1].id
-        raise CaseNotFoundError(f"event {version} of {aggregate_id} is not in the notification log")
+        raise CaseNotFoundError(aggregate_id, CaseNotFoundError.EVENT_NOT_IN_LOG, version=version)
 
     # ------------------------------------------------------------------ proofs
 
@@ -157,9 +157,9 @@ class Audit:
     def inclusion(self, case_ref: str | UUID, version: int, size: int | None) -> dict[str, Any]:
         """The inclusion proof of a case's event in the tree of `size` (default: the latest checkpoint's)."""
         case_id = self.app.resolve_case(case_ref)
-        events = self.app.events_of(case_id)
+        events = self.app.events_of(case_ref)
         if not 1 <= version <= len(events):
-            raise CaseNotFoundError(f"the case has events 1 to {len(events)}; {version} is none")
+            raise CaseNotFoundError(case_ref, CaseNotFoundError.NO_SUCH_EVENT, events=len(events), version=version)
         event = events[version - 1]
         if size is None:
             size = self.latest_checkpoint().size
@@ -183,7 +183,7 @@ class Audit:
         inclusion `proof` in the latest checkpoint's tree (null when it is not yet covered), then the closing
         line with that checkpoint and the signed case head."""
         case_id = self.app.resolve_case(case_ref)
-        events = self.app.events_of(case_id)
+        events = self.app.events_of(case_ref)
         latest = self.log.checkpoint()
         size = latest.size if latest else 0
         subtree = self.log.reader() if latest else None
@@ -222,7 +222,7 @@ class Audit:
         checkpoint (the tree's root at that size recomputed from the stored nodes). The full check of the whole
         log against every checkpoint is `verify`."""
         case_id = self.app.resolve_case(case_ref)
-        report = self.app.verify(case_id).as_dict()  # from the stored bytes: never fails on what no longer decodes
+        report = self.app.verify(case_ref).as_dict()  # from the stored bytes: never fails on what no longer decodes
         if not report["ok"]:
             report.update(findings=[], checkpoint_size=None, not_yet_covered=report["events"])
             return report

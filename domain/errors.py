@@ -31,7 +31,23 @@ class RuleNotInForceError(LegalRuleError):
 
 
 class CaseNotFoundError(Exception):
-    """No case with that number or id."""
+    """No case with that number or id, or no such event of it.
+
+    `reference` is the case's number or id as it was asked for, never the id a number resolves to, so that the
+    answer names what the client asked for. The message is one sentence, `template % values` with the reference
+    as `%(reference)s`, so that it can be given translated whole (the API's problem details).
+    """
+
+    NO_CASE = "no case %(reference)s"
+    NO_SUCH_EVENT = "case %(reference)s has events 1 to %(events)d; %(version)d is none"
+    EVENT_NOT_STORED = "no event %(version)d of %(reference)s"
+    EVENT_NOT_IN_LOG = "event %(version)d of %(reference)s is not in the notification log"
+
+    def __init__(self, reference: Any, template: str = NO_CASE, **values: Any) -> None:
+        self.reference = str(reference)
+        self.template = template
+        self.values = {"reference": self.reference, **values}
+        super().__init__(template % self.values)
 
 
 class AlertNotFoundError(Exception):

@@ -245,7 +245,7 @@ class ApplicationBase(Application):
         case_id = self.resolve_case(case_ref)
 
         def attempt() -> Acted:
-            case = self._get_case(case_id)
+            case = self._get_case(case_id, reference=case_ref)
             if expected_version is not None and case.version != expected_version:
                 raise StaleVersionError(expected_version, case.version)
             ctx = self.context(actor, occurred_on)
@@ -302,13 +302,15 @@ class ApplicationBase(Application):
 
     # ------------------------------------------------------------------ repository helpers
 
-    def _get_case(self, case_id: UUID, version: int | None = None) -> Case:
+    def _get_case(self, case_id: UUID, version: int | None = None, *, reference: str | UUID | None = None) -> Case:
+        """The case `case_id`; unknown (or another aggregate) -> CaseNotFoundError naming `reference`, the number
+        or id the caller was asked for (by default the id)."""
         try:
             case = self.pool.get(case_id) if version is None else self.repository.get(case_id, version=version)
         except AggregateNotFoundError:
-            raise CaseNotFoundError(f"no case {case_id}") from None
+            case = None
         if not isinstance(case, Case):
-            raise CaseNotFoundError(f"{case_id} is not a case")
+            raise CaseNotFoundError(case_id if reference is None else reference)
         return case
 
     def _get_or_none(self, aggregate_id: UUID) -> Any:

@@ -74,7 +74,7 @@ class Reads(ApplicationBase):
         return isinstance(self._get_or_none(self.resolve_case(case_ref)), Case)
 
     def get_case(self, case_ref: str | UUID, *, version: int | None = None) -> Case:
-        return self._get_case(self.resolve_case(case_ref), version=version)
+        return self._get_case(self.resolve_case(case_ref), version=version, reference=case_ref)
 
     def case_as_of(self, case_ref: str | UUID, as_of: date) -> Case | None:
         """The case as of a legal date: every act dated on or before it (acts are in legal-date order, so they
@@ -136,7 +136,7 @@ class Reads(ApplicationBase):
                 break
             case = event.mutate(case)
         if first:
-            raise CaseNotFoundError(f"no case {case_ref}")
+            raise CaseNotFoundError(case_ref)
         return case
 
     def case_document(self, case: Case, *, on: date | None = None) -> dict[str, Any]:
@@ -165,7 +165,7 @@ class Reads(ApplicationBase):
         case_id = self.resolve_case(case_ref)
         events = list(self.events.get(case_id))
         if not events or not isinstance(events[0], Case.PetitionFiled):
-            raise CaseNotFoundError(f"no case {case_ref}")
+            raise CaseNotFoundError(case_ref)
         return events
 
     def verify_case(self, case_ref: str | UUID) -> ChainReport:
@@ -187,7 +187,7 @@ class Reads(ApplicationBase):
         aggregate_id = self.resolve_case(aggregate_ref)
         stored = list(self.recorder.select_events(aggregate_id))
         if not stored:
-            raise CaseNotFoundError(f"nothing stored for {aggregate_ref}")
+            raise CaseNotFoundError(aggregate_ref)
         label = str(aggregate_id)
         previous = chain.GENESIS
         for index, record in enumerate(stored):

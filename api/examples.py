@@ -1,0 +1,150 @@
+"""The request examples of the OpenAPI document, taken from the demo's own acts, so that a clerk trying an act in
+Swagger UI starts from one that was recorded, valid, by its competent body, and the examples cannot drift from what
+the domain accepts.
+
+The demo (`domain/demo.py`, then `domain/demo_further.py` for the acts its four cases do not reach) is recorded
+once per process on an in-memory store, with the application standing in for the API: each write it makes that
+is recorded (not those the demo expects refused) is kept as the HTTP request that would make it, the body a view
+parses into that method's keyword arguments. The first request of each operation is its example: the body
+(`requestBody` `example`) and the path parameter it names (the case number or IBGE code, as parameter `example`).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from apispec import BasePlugin
+
+from domain.acts import Actor
+
+#: When the demo is recorded for its examples: after its last legal date, so that no act of it is in the future.
+RECORDED_AT = datetime(2026, 11, 30, 15, 0, tzinfo=timezone.utc)
+#: The application's writes that are not acts on a case: (method, operationId, path parameter, legal date's field).
+OTHER_WRITES = {"open_case": ("petition-filed", None, "occurred_on"),
+                "record_figure": ("figure-recorded", "ibge_code", "occurred_on"),
+                "amend_statute": ("statute-amended", None, "published_on")}
+#: The fields of a version of an amendment (api/statute.py); the parameter's other fields go under `extra`.
+VERSION_FIELDS = ("id", "article", "effective_from", "effective_until", "value", "comparison", "source")
+
+
+@dataclass(frozen=True)
+class DemoRequest:
+    """One write of the demo as the HTTP request that records it: the operation, its path parameters, its body,
+    and who recorded it (the token's role and municipality)."""
+
+    operation: str
+    path: dict[str, str]
+    body: dict[str, Any]
+    actor: Actor
+
+
+def plain(value: Any) -> Any:
+    """The JSON a client sends for a keyword argument: dates as YYYY-MM-DD, decimals as text."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    return value
+
+
+def _version(entry: dict[str, Any]) -> dict[str, Any]:
+    extra = {k: v for k, v in entry.items() if k not in VERSION_FIELDS}
+    return {**{k: v for k, v in entry.items() if k in VERSION_FIELDS}, **({"extra": extra} if extra else {})}
+
+
+class _Recording:
+    """The application as the demo sees it: every write that returns is noted as its HTTP request."""
+
+    def __init__(self, app: Any, case_acts: dict[str, str]) -> None:
+        self._app, self._case_acts, self.requests = app, case_acts, []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._app, name)
+        if name not in self._case_acts and name not in OTHER_WRITES:
+            return attribute
+
+        @functools.wraps(attribute)
+        def write(*args: Any, **kwargs: Any) -> Any:
+            acted = attribute(*args, **kwargs)
+            self.requests.append(self._request(name, args, kwargs))
+            return acted
+
+        return write
+
+    def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DemoRequest:
+        if method in self._case_acts:
+            case, actor, occurred_on = args
+            return DemoRequest(self._case_acts[method], {"case_ref": case},
+                               plain({"occurred_on": occurred_on, **kwargs}), actor)
+        operation, parameter, legal_date = OTHER_WRITES[method]
+        *path, actor, occurred_on = args
+        if method == "amend_statute":
+            kwargs = {**kwargs, "parameters": [_version(entry) for entry in kwargs["parameters"]]}
+        return DemoRequest(operation, dict(zip([parameter], path)) if parameter else {},
+                           plain({legal_date: occurred_on, **kwargs}), actor)
+
+
+@functools.cache
+def demo_requests() -> tuple[DemoRequest, ...]:
+    """Every write of the demo and of its further acts, in the order they were recorded (once per process)."""
+    from api.acts import ACTS
+    from domain.application import Tramita
+    from domain.demo import seed_demo
+    from domain.demo_further import further_acts
+    from tramita.persistence import persistence_env
+
+    app = Tramita(persistence_env("memory://"), clock=lambda: RECORDED_AT)
+    try:
+        recording = _Recording(app, {act.method: act.name for act in ACTS})
+        seed_demo(recording, say=lambda _: None)
+        further_acts(recording, say=lambda _: None)
+        return tuple(recording.requests)
+    finally:
+        app.close()
+
+
+def examples() -> dict[str, DemoRequest]:
+    """operationId -> the demo's first request of that operation."""
+    first: dict[str, DemoRequest] = {}
+    for request in demo_requests():
+        first.setdefault(request.operation, request)
+    return first
+
+
+def read_examples() -> dict[str, str]:
+    """The path parameters of a read (a case, a municipality): the demo's first case and first municipality."""
+    found: dict[str, str] = {}
+    for request in demo_requests():
+        for name, value in request.path.items():
+            found.setdefault(name, value)
+    return found
+
+
+class ExamplesPlugin(BasePlugin):
+    """Puts each write's example in the document: the request body's `example`, and its path parameter's (the
+    case or municipality the act was recorded on); a read's path parameter gets the demo's first case or
+    municipality."""
+
+    def path_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
+                    parameters: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        named = dict(read_examples())
+        for operation in (operations or {}).values():
+            example = examples().get(operation.get("operationId"))
+            if example is None:
+                continue
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if content is not None:
+                content["example"] = example.body
+            named.update(example.path)
+        for parameter in parameters or []:
+            if parameter.get("in") == "path" and parameter.get("name") in named:
+                parameter["example"] = named[parameter["name"]]
+        return None
