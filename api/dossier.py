@@ -4,6 +4,8 @@ process. The view asks the audit service for the dossier's data (audit/dossier.p
 
 from __future__ import annotations
 
+import re
+
 from flask import Response, current_app
 from flask_smorest import Blueprint
 
@@ -33,6 +35,6 @@ def case_dossier(case_ref: str) -> Response:
         raise Problem(503, "outro dossiê está sendo gerado por este processo; tente de novo em alguns segundos "
                       "(another dossier is being rendered)", kind="dossier-busy",
                       headers={"Retry-After": str(RETRY_AFTER)}) from None
-    number = dossier["case"]["number"]
+    filename = re.sub(r"[^A-Za-z0-9._-]", "_", dossier["case"]["number"]) + ".pdf"
     return Response(pdf, mimetype="application/pdf",
-                    headers={"Content-Disposition": f'attachment; filename="{number}.pdf"'})
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -50,6 +50,8 @@ STAGES = {
     "law-enacted": "lei promulgada", "administrator-appointed": "Administrador escolhido",
     "installed": "Município instalado", "concluded": "concluído", "archived": "arquivado",
 }
+#: What the cover says of a case whose stored events do not all decode.
+UNREADABLE = "ilegível: um evento armazenado não pode ser lido (ver a verificação)"
 DEADLINE_STATUSES = {
     "open": "em aberto", "due-soon": "vence em breve", "missed": "descumprido",
     "met-on-time": "cumprido no prazo", "met-late": "cumprido com atraso",
@@ -60,12 +62,12 @@ class Words:
     """The Portuguese words the template shows for the data's identifiers, dates and verdict."""
 
     @staticmethod
-    def kind(kind: str) -> str:
-        return KINDS.get(kind, kind)
+    def kind(kind: str | None) -> str:
+        return UNREADABLE if kind is None else KINDS.get(kind, kind)
 
     @staticmethod
-    def stage(stage: str) -> str:
-        return STAGES.get(stage, stage)
+    def stage(stage: str | None) -> str:
+        return UNREADABLE if stage is None else STAGES.get(stage, stage)
 
     @staticmethod
     def day(iso: str | None) -> str:

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
+from uuid import UUID
 
 from domain.case import Case
 from domain.errors import CaseNotFoundError, MunicipalityNotFoundError, RuleNotInForceError
@@ -55,6 +56,8 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int) -> dict[str, Any]:
         events = app.events_of(case_ref)
     except CaseNotFoundError:
         raise CaseNotFoundError(f"não há processo {case_ref} (no case {case_ref})") from None
+    except Exception:  # a stored event no longer decodes (its bytes were altered): the verdict says which
+        return _unreadable(audit, case_ref)
     case = None
     for event in events:
         case = event.mutate(case)
@@ -74,10 +77,39 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int) -> dict[str, Any]:
         "deadlines": [_deadline(d) for d in case_deadlines(case, today=today, due_soon_days=due_soon_days)],
         "documents": [document for event, row in zip(events, rows) for document in _documents(event, row)],
         "verdict": audit.verify_case(case.id),
-        "checkpoint": None if checkpoint is None else {
-            "size": checkpoint.size, "root": checkpoint.root, "note": checkpoint.note,
-            "signed_at": checkpoint.signed_at, "legal_date": checkpoint.legal_date},
+        "checkpoint": _checkpoint(checkpoint),
     }
+
+
+def _unreadable(audit: Any, case_ref: str) -> dict[str, Any]:
+    """A case whose stored events do not all decode: no timeline can be read, only the verdict naming the event."""
+    verdict = audit.verify_case(case_ref)
+    key = audit.signer or audit.verifier
+    checkpoint = audit.log.checkpoint() if audit.log.exists() else None
+    number = verdict["label"]
+    if number == verdict["aggregate_id"]:  # the petition, which holds the number, is the event unread
+        number = case_ref if not _is_uuid(case_ref) else audit._labels().get(number, number)
+    case = {"id": verdict["aggregate_id"], "number": number, "kind": None, "stage": None, "version": None,
+            "opened_on": None, "last_act_on": None, "proposed_name": None, "district": None, "territories": [],
+            "impediments": []}
+    return {"case": case, "generated_at": audit.app.clock().isoformat(), "today": audit.app.today().isoformat(),
+            "origin": key.name if key is not None else None, "signed_deployment": audit.signer is not None,
+            "events": [], "deadlines": [], "documents": [], "verdict": verdict,
+            "checkpoint": _checkpoint(checkpoint)}
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _checkpoint(checkpoint: Any) -> dict[str, Any] | None:
+    return None if checkpoint is None else {"size": checkpoint.size, "root": checkpoint.root,
+                                             "note": checkpoint.note, "signed_at": checkpoint.signed_at,
+                                             "legal_date": checkpoint.legal_date}
 
 
 def fingerprint(dossier: dict[str, Any]) -> str:
