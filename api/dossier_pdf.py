@@ -163,7 +163,9 @@ def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS) -> bytes:
     index = 0
     for reader in readers:
         for page in reader.pages:
-            writer.add_page(page).merge_page(footer.pages[index])  # pypdf merges onto a page of a writer
+            joined = writer.add_page(page)  # pypdf merges onto a page of a writer
+            joined.merge_page(footer.pages[index])
+            joined.compress_content_streams()  # merging leaves the page's drawing uncompressed
             index += 1
     number = dossier["case"]["number"]
     writer.add_metadata({"/Title": f"Dossiê do processo {number}", "/Subject": "LC 35/1991 (Acre)",
