@@ -36,7 +36,8 @@ test: $(STAMP)
 ## 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn on SQLite) against the same acts
 ## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
-## raw replay of the whole case, and last the writer ceiling on PostgreSQL (where its server binaries are found;
+## raw replay of the whole case, then the printable case file of a 1,000-event case against its JSON timeline,
+## and last the writer ceiling on PostgreSQL (where its server binaries are found;
 ## make goes on without it otherwise).
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
@@ -46,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/verify.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/as_of.py
+	$(BIN)/python bench/dossier.py
 	-$(BIN)/python bench/pg_writers.py
 
 clean:

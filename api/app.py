@@ -89,7 +89,7 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, statute, views
+    from api import acts, audit, dossier, statute, views
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -126,7 +126,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, statute.blp, views.health):
+    for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     _register_docs(flask)

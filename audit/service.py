@@ -14,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from audit import merkle
+from audit.dossier import gather
 from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
@@ -202,6 +203,13 @@ class Audit:
         head = (self.signer.sign_note(case_head_text(self.signer.name, case_id, last.originator_version, last.hash))
                 if self.signer else None)
         yield {"checkpoint": latest.note if latest else None, "case_head": head, "not_yet_covered": uncovered}
+
+    # ------------------------------------------------------------------ the printable case file
+
+    def dossier(self, case_ref: str | UUID, *, due_soon_days: int) -> dict[str, Any]:
+        """What `GET /cases/{id}/dossier.pdf` shows, as plain data: cover, timeline, deadlines, documents, the
+        case's verdict (`verify_case`) and the latest signed checkpoint (audit/dossier.py)."""
+        return gather(self, str(case_ref), due_soon_days=due_soon_days)
 
     # ------------------------------------------------------------------ verification
 

@@ -1,0 +1,40 @@
+"""`GET /cases/{id}/dossier.pdf`: the printable case file, in Portuguese, to attach to a Tribunal de Contas
+process. The view asks the audit service for the dossier's data (audit/dossier.py) and renders it
+(api/dossier_pdf.py, which says what a rendering costs and how a process protects itself from many)."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Response, current_app
+from flask_smorest import Blueprint
+
+from api.dossier_pdf import RETRY_AFTER, Busy, Renderer
+from api.errors import Problem
+from api.http import errors_doc, settings
+from audit.dossier import fingerprint
+
+blp = Blueprint("dossier", __name__, description="The printable case file (PDF, pt-BR)")
+blp.record_once(lambda state: state.app.extensions.setdefault("tramita.dossier", Renderer()))
+
+PDF_DOC = {"content": {"application/pdf": {"schema": {"type": "string", "format": "binary"}}},
+           "headers": {"Content-Disposition": {"schema": {"type": "string"},
+                                               "description": 'attachment; filename="<número do processo>.pdf"'}}}
+
+
+@blp.route("/cases/<case_ref>/dossier.pdf", methods=["GET"], endpoint="case_dossier")
+@errors_doc([401, 404, 503], summary="The case file as a PDF in Portuguese: cover, timeline of acts with their "
+                                     "chain hashes, deadlines, documents, the case's verdict and the latest "
+                                     "signed checkpoint")
+@blp.doc(responses={200: {"description": "the dossier (application/pdf)", **PDF_DOC}})
+def case_dossier(case_ref: str) -> Response:
+    dossier = current_app.extensions["tramita.audit"].dossier(case_ref, due_soon_days=settings()["due_soon_days"])
+    try:
+        pdf = current_app.extensions["tramita.dossier"].pdf(dossier, fingerprint(dossier))
+    except Busy:
+        raise Problem(503, "outro dossiê está sendo gerado por este processo; tente de novo em alguns segundos "
+                      "(another dossier is being rendered)", kind="dossier-busy",
+                      headers={"Retry-After": str(RETRY_AFTER)}) from None
+    filename = re.sub(r"[^A-Za-z0-9._-]", "_", dossier["case"]["number"]) + ".pdf"
+    return Response(pdf, mimetype="application/pdf",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
