@@ -1,0 +1,32 @@
+"""The pages people read: tramita in the browser, in Portuguese (English on request), served by the API's app.
+
+Server-rendered Jinja2 templates (api/templates), one stylesheet (api/static), no script needed and nothing from
+another site. Paths are Portuguese, as SAPL's are: `/`, `/processos`, `/processos/<número>`, `/prazos`,
+`/alertas`, `/municipios`, `/municipios/<código IBGE>`; `POST /sessao` signs in, `POST /sessao/sair` signs out
+(api/pages/session.py). Every page but `/` needs a session, whose token is authenticated again on each request;
+the JSON API keeps its bearer tokens and never reads the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from flask import Blueprint, Flask
+
+HERE = Path(__file__).resolve().parent.parent
+pages = Blueprint("pages", __name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"),
+                  static_url_path="/static")
+
+
+def register(flask: Flask, config: Mapping[str, str]) -> None:
+    """The pages, their session and their settings on the app."""
+    from api.pages import casefile, format, session, views  # noqa: F401 - views: the routes, on import
+
+    session.register(flask, config)
+    # The reads a reader follows as links from the pages (api/http.py, SESSION_READS) take the session's token.
+    flask.extensions["tramita.session_bearer"] = lambda: session.token_of_session(
+        flask.extensions["tramita"].clock())
+    flask.extensions["tramita.pages"]["late_recording_days"] = casefile.late_recording_days(dict(config))
+    flask.jinja_env.filters.update(format.FILTERS)
+    flask.register_blueprint(pages)
