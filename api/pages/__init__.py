@@ -3,8 +3,9 @@
 Server-rendered Jinja2 templates (api/templates), one stylesheet (api/static), no script needed and nothing from
 another site. Paths are Portuguese, as SAPL's are: `/`, `/processos`, `/processos/<número>`, `/prazos`,
 `/alertas`, `/municipios`, `/municipios/<código IBGE>`; `POST /sessao` signs in, `POST /sessao/sair` signs out
-(api/pages/session.py). Every page but `/` needs a session, whose token is authenticated again on each request;
-the JSON API keeps its bearer tokens and never reads the session.
+(api/pages/session.py); the stylesheet is under `/estatico/`. Every page but `/` needs a session, whose token is
+authenticated again on each request; the JSON API keeps its bearer tokens and reads the session only for the few
+reads the pages link to (api/http.py, SESSION_READS).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from flask import Blueprint, Flask
 
 HERE = Path(__file__).resolve().parent.parent
 pages = Blueprint("pages", __name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"),
-                  static_url_path="/static")
+                  static_url_path="/estatico")
 
 
 def register(flask: Flask, config: Mapping[str, str]) -> None:

@@ -59,8 +59,9 @@ def _ticks(first: date, last: date, height: int) -> list[str]:
     for n in range(TICKS + 1):
         day = date.fromordinal(first.toordinal() + round(span * n / TICKS))
         x = _x(day, first, last)
+        anchor = "end" if n == TICKS else "middle"  # the last label ends at the axis's end, not past it
         out.append(f'<line class="tick" x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{height - 6}"/>'
-                   f'<text class="tick-label" x="{x:.1f}" y="{TOP - 22}" text-anchor="middle">'
+                   f'<text class="tick-label" x="{x:.1f}" y="{TOP - 22}" text-anchor="{anchor}">'
                    f"{escape(fmt.day(day))}</text>")
     return out
 
