@@ -63,7 +63,8 @@ def read_body() -> None:
     limit = current_app.config["TRAMITA_MAX_BODY_BYTES"]
     if request.mimetype != "application/json" or request.mimetype_params.get("charset", "utf-8").lower() not in (
             "utf-8", "utf8"):
-        raise Problem(415, _("the body must be application/json (UTF-8), not %(type)r", type=request.content_type),
+        raise Problem(415, _("the body must be application/json (UTF-8), not %(type)r",
+                             type=request.content_type),
                       kind="unsupported-media-type", field="Content-Type", headers={"Accept": "application/json"})
     data = _within(limit)
     if data is None:

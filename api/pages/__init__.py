@@ -11,18 +11,13 @@ reads the pages link to (api/http.py, SESSION_READS).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
-from flask import Blueprint, Flask
-
-HERE = Path(__file__).resolve().parent.parent
-pages = Blueprint("pages", __name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"),
-                  static_url_path="/estatico")
+from flask import Flask
 
 
 def register(flask: Flask, config: Mapping[str, str]) -> None:
     """The pages, their session and their settings on the app."""
-    from api.pages import casefile, format, session, views  # noqa: F401 - views: the routes, on import
+    from api.pages import casefile, format, session, views
 
     session.register(flask, config)
     # The reads a reader follows as links from the pages (api/http.py, SESSION_READS) take the session's token.
@@ -30,4 +25,4 @@ def register(flask: Flask, config: Mapping[str, str]) -> None:
         flask.extensions["tramita"].clock())
     flask.extensions["tramita.pages"]["late_recording_days"] = casefile.late_recording_days(dict(config))
     flask.jinja_env.filters.update(format.FILTERS)
-    flask.register_blueprint(pages)
+    flask.register_blueprint(views.pages)

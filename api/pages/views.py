@@ -8,22 +8,26 @@ before a moment, Rio Branco time), `/prazos?orgao=&municipio=&situacao=&ate=`, `
 from __future__ import annotations
 
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import g, redirect, render_template, request, url_for
+from flask import Blueprint, g, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from api.http import read_store, settings, tramita
 from api.i18n import LANGUAGE_COOKIE, PAGE_LOCALES, locale_name
-from api.pages import axis, casefile, format as fmt, pages, session
+from api.pages import axis, casefile, format as fmt, session
 from domain.access import READ_ONLY_ROLES
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import KINDS
 from domain.errors import AuthenticationError, CaseNotFoundError
 from projections import queries
 
+HERE = Path(__file__).resolve().parent.parent
+pages = Blueprint("pages", __name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"),
+                  static_url_path="/estatico")
 #: Endpoints of the pages that need no session.
 OPEN = {"pages.home", "pages.sign_in", "pages.static"}
 PAGE = 50
