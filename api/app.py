@@ -3,7 +3,10 @@
 Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
 - `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date;
-- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`).
+- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`);
+- `TRAMITA_SESSION_HOURS` (default 8), `TRAMITA_SESSION_KEY` (default `var/tramita-session.key`): the pages'
+  sessions (`api/pages/session.py`); `TRAMITA_LATE_RECORDING_DAYS` (default 30): the case file marks an act
+  recorded more than this many days after its legal date.
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
@@ -89,7 +92,7 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, dossier, statute, views
+    from api import acts, audit, dossier, i18n, pages, statute, views
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -120,6 +123,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
     flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
+    i18n.register(flask)
     api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)
     errors.register(flask)
@@ -129,6 +133,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
+    pages.register(flask, config)  # the pages people read (api/pages), after the API's own checks
     _register_docs(flask)
     return flask
 

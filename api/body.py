@@ -24,6 +24,7 @@ from typing import Any
 
 import flask_smorest
 from flask import current_app, g, request
+from flask_babel import gettext as _
 from marshmallow import missing
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -54,26 +55,27 @@ class MalformedBodyError(ValueError):
 
 def read_body() -> None:
     """Before every view: a written body within the limit, JSON, not too deep; kept parsed for the request."""
-    if request.method not in BODY_METHODS or request.endpoint is None:
-        return
+    if request.method not in BODY_METHODS or request.endpoint is None or request.blueprint == "pages":
+        return  # the pages' forms are read by api/pages (form fields, within MAX_CONTENT_LENGTH)
     chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
     if not request.content_length and not chunked:
         return  # no body: the schema says which fields are required
     limit = current_app.config["TRAMITA_MAX_BODY_BYTES"]
     if request.mimetype != "application/json" or request.mimetype_params.get("charset", "utf-8").lower() not in (
             "utf-8", "utf8"):
-        raise Problem(415, f"the body must be application/json (UTF-8), not {request.content_type!r}",
+        raise Problem(415, _("the body must be application/json (UTF-8), not %(type)r",
+                             type=request.content_type),
                       kind="unsupported-media-type", field="Content-Type", headers={"Accept": "application/json"})
     data = _within(limit)
     if data is None:
-        raise Problem(413, f"the body is larger than {limit:,} bytes, the most this API reads "
-                      "(TRAMITA_MAX_BODY_BYTES)", kind="body-too-large", field="body", limit=limit)
+        raise Problem(413, _("the body is larger than %(limit)s bytes, the most this API reads "
+                             "(TRAMITA_MAX_BODY_BYTES)", limit=f"{limit:,}"), kind="body-too-large", field="body", limit=limit)
     if not data:
         return
     try:
         setattr(g, _BODY, strict_json(data))
     except MalformedBodyError as malformed:
-        raise Problem(400, f"the body is not JSON this API reads: {malformed}", kind="malformed-json",
+        raise Problem(400, _("the body is not JSON this API reads: %(fault)s", fault=malformed), kind="malformed-json",
                       field="body", errors={"json": {"body": [str(malformed)]}}) from None
 
 

@@ -3,6 +3,11 @@
 A problem has `type`, `title`, `status` and `detail`; a refusal under the law adds `article` and the figures it
 compared; a malformed request adds `errors`, field by field. Werkzeug's headers (`Allow` on 405,
 `WWW-Authenticate` on 401) are kept. Nothing here records anything: an error means nothing was recorded.
+
+`title` and `detail` are in Portuguese when the request's `Accept-Language` prefers it (api/i18n.py), English
+otherwise; `type`, `article`, `field` and the keys of `errors` and `figures` never change. A sentence of the
+domain is translated when the catalogue has it (the fixed ones do); one built from the request's values (most
+refusals under the law) stays in English, after a translated `title`.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Flask, Response
+from flask_babel import gettext as _
 from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
@@ -48,7 +54,7 @@ class ProblemSchema(Schema):
 def problem_document(status: int, detail: str, *, kind: str | None = None, **extensions: Any) -> dict[str, Any]:
     """The problem's members (`kind` names the problem type; by default the status phrase)."""
     phrase = HTTPStatus(status).phrase
-    body = {"type": TYPE_BASE + (kind or phrase.lower().replace(" ", "-").replace("'", "")), "title": phrase,
+    body = {"type": TYPE_BASE + (kind or phrase.lower().replace(" ", "-").replace("'", "")), "title": _(phrase),
             "status": status, "detail": detail}
     body.update({k: v for k, v in extensions.items() if v is not None})
     return body
@@ -94,10 +100,11 @@ def http_exception_problem(error: HTTPException) -> Response:
     data = getattr(error, "data", None) or {}
     errors = data.get("errors") or data.get("messages")
     detail = data.get("message") or error.description or HTTPStatus(status).phrase
+    detail = _known(detail) if detail in (error.description, HTTPStatus(status).phrase) else detail
     field = None
     if errors and status == 422:
         errors = _encodable(errors)
-        detail = "the request is malformed: " + _summary(errors)
+        detail = _("the request is malformed: %(fields)s", fields=_summary(errors))
         field = _first_field(errors)
     headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
     headers.update(data.get("headers") or {})
@@ -140,10 +147,17 @@ def _summary(errors: dict[str, Any], prefix: str = "") -> str:
     return "; ".join(parts)
 
 
+def _known(sentence: str) -> str:
+    """A fixed sentence in the request's language when the catalogue has it (unchanged otherwise; gettext of ""
+    would be the catalogue's header)."""
+    return _(sentence) if sentence else sentence
+
+
 def _legal(status: int, kind: str) -> Any:
     def handle(error: LegalRuleError) -> Response:
         figures = {k: v for k, v in error.figures.items() if k != "competent"}
-        return problem(status, str(error), kind=kind, article=error.article, figures=figures or None,
+        return problem(status, f"{error.article}: {_known(error.message)}", kind=kind, article=error.article,
+                       figures=figures or None,
                        competent=error.figures.get("competent"))
     return handle
 
@@ -157,21 +171,23 @@ def register(app: Flask) -> None:
     app.register_error_handler(StatuteAmendmentError, lambda e: problem(
         422, str(e), kind="statute-amendment-refused", field=e.field, errors=e.problems))
     app.register_error_handler(InvalidActError, lambda e: problem(
-        422, str(e), kind="invalid-act", field=e.field, errors={e.field: [e.message]}))
+        422, f"{e.field}: {_known(e.message)}", kind="invalid-act", field=e.field,
+        errors={e.field: [_known(e.message)]}))
     app.register_error_handler(CaseNotFoundError, lambda e: problem(
-        404, e.template % e.values, kind="case-not-found"))
+        404, _(e.template, **e.values), kind="case-not-found"))
     app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(
         422, str(e), kind="municipality-not-found"))
     app.register_error_handler(StaleVersionError, lambda e: problem(
-        412, f"If-Match: {e}; read the case again and decide on its current version", kind="stale-version",
+        412, _("If-Match: expected version %(expected)s, the case is at version %(actual)s; read the case again "
+               "and decide on its current version", expected=e.expected, actual=e.actual), kind="stale-version",
         field="If-Match"))
     app.register_error_handler(AuthenticationError, lambda e: problem(
-        401, str(e), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
+        401, _known(str(e)), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
     app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(
         422, str(e), kind="idempotency-key-reused", field="Idempotency-Key"))
-    app.register_error_handler(ConcurrentActError, lambda e: problem(409, str(e), kind="concurrent-act"))
-    app.register_error_handler(NotSignedError, lambda e: problem(404, str(e), kind="not-signed"))
-    app.register_error_handler(StoreEmptyError, lambda e: problem(404, str(e), kind="store-empty"))
+    app.register_error_handler(ConcurrentActError, lambda e: problem(409, _known(str(e)), kind="concurrent-act"))
+    app.register_error_handler(NotSignedError, lambda e: problem(404, _known(str(e)), kind="not-signed"))
+    app.register_error_handler(StoreEmptyError, lambda e: problem(404, _known(str(e)), kind="store-empty"))
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 
@@ -179,5 +195,6 @@ def register(app: Flask) -> None:
 def _unexpected(error: Exception) -> Response:
     """Anything else: logged with its traceback, answered 500 without internals."""
     log.exception("unexpected error")
-    return problem(500, "an unexpected error occurred and was logged; an act is saved whole or not at all, so read "
-                   "the case before retrying (or retry with the same Idempotency-Key)", kind="internal-error")
+    return problem(500, _("an unexpected error occurred and was logged; an act is saved whole or not at all, so "
+                          "read the case before retrying (or retry with the same Idempotency-Key)"),
+                   kind="internal-error")

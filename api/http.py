@@ -18,6 +18,7 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Response, current_app, g, request
+from flask_babel import gettext as _
 from flask_smorest import Blueprint
 from marshmallow import missing
 
@@ -46,12 +47,25 @@ def settings() -> dict[str, Any]:
     return current_app.extensions["tramita.settings"]
 
 
+#: Reads a signed-in reader of the pages follows as links (no `Authorization` header): the session's token is
+#: taken as their bearer, for GET only; every other endpoint of the API reads the header alone.
+SESSION_READS = {"cases.export_case", "cases.get_case", "cases.case_events", "cases.verify_case",
+                 "dossier.case_dossier"}
+
+
 def authenticate() -> None:
-    """Before every request but the public ones: the bearer token names the actor (401 otherwise)."""
-    if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in PUBLIC_ENDPOINTS:
+    """Before every request but the public ones: the bearer token names the actor (401 otherwise). The pages
+    (blueprint `pages`) check their own session (api/pages/views.py); the reads in SESSION_READS take the
+    session's token when no `Authorization` header is sent."""
+    if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in PUBLIC_ENDPOINTS \
+            or request.blueprint == "pages":
         return
-    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
-    actor, token_id = tramita().actor_for(credentials.strip() if scheme.lower() == "bearer" else None)
+    scheme, _sep, credentials = request.headers.get("Authorization", "").partition(" ")
+    bearer = credentials.strip() if scheme.lower() == "bearer" else None
+    if bearer is None and not scheme and request.method == "GET" and request.endpoint in SESSION_READS:
+        session_bearer = current_app.extensions.get("tramita.session_bearer")
+        bearer = session_bearer() if session_bearer else None
+    actor, token_id = tramita().actor_for(bearer)
     g.actor, g.token_id = actor, str(token_id)
 
 
@@ -65,8 +79,8 @@ def competent(act: str, *, if_match: bool) -> Callable[[Callable[..., Any]], Cal
             tramita().require_may_record(g.actor, act, case_ref=kwargs.get("case_ref"),
                                          kind=body.get("kind") if isinstance(body, dict) else None)
             if if_match and "If-Match" not in request.headers:
-                raise Problem(428, "If-Match is required: send the case's ETag (its version) so that an act "
-                              "decided on an older version is not recorded", kind="precondition-required",
+                raise Problem(428, _("If-Match is required: send the case's ETag (its version) so that an act "
+                                     "decided on an older version is not recorded"), kind="precondition-required",
                               field="If-Match")
             return view(*args, **kwargs)
 
@@ -88,8 +102,8 @@ def expected_version() -> int | None:
     value = request.headers.get("If-Match", "").strip()
     if not _IF_MATCH.fullmatch(value):
         shown = value if len(value) <= 40 else value[:40] + "..."
-        raise Problem(400, f'If-Match {shown!r} is not an ETag of this API: send "*" or the case\'s ETag, a '
-                      'quoted version such as "7"', kind="malformed-if-match", field="If-Match",
+        raise Problem(400, _('If-Match %(shown)r is not an ETag of this API: send "*" or the case\'s ETag, a '
+                             'quoted version such as "7"', shown=shown), kind="malformed-if-match", field="If-Match",
                       errors={"headers": {"If-Match": ['"*" or a quoted version, e.g. "7"']}})
     return None if value == "*" else int(value[1:-1])
 
@@ -104,7 +118,7 @@ def idempotent_request(act: str) -> IdempotentRequest | None:
     if key is None:
         return None
     if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
-        raise Problem(422, f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY} printable characters",
+        raise Problem(422, _("Idempotency-Key must be 1 to %(most)s printable characters", most=MAX_IDEMPOTENCY_KEY),
                       kind="invalid-idempotency-key", field="Idempotency-Key")
     body = json_body()
     asked = json.dumps([request.method, request.path, None if body is missing else body], sort_keys=True,

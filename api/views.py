@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from flask import Response, current_app
+from flask_babel import gettext as _
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
@@ -49,20 +50,17 @@ def list_cases(query: dict[str, Any]):  # noqa: ANN201
 def get_case(query: dict[str, Any], case_ref: str):  # noqa: ANN201
     found = tramita().case_view(case_ref, **query)
     if found is None:
-        abort(404, message=_no_act_then(case_ref, query))
+        abort(404, message=_when(case_ref, query))
     document, version = found
     return document, 200, {"ETag": etag(version)}
 
 
-#: One sentence each, the case as asked for (`%(reference)s`), so that each can be given translated whole.
-NO_ACT_BY_DAY = "case %(reference)s had no act dated on or before %(day)s"
-NO_ACT_BEFORE = "case %(reference)s had no act recorded before %(moment)s"
-
-
-def _no_act_then(case_ref: str, query: dict[str, Any]) -> str:
+#: One sentence each, the case as asked for, so that each is translated whole.
+def _when(case_ref: str, query: dict[str, Any]) -> str:
     if "as_of" in query:
-        return NO_ACT_BY_DAY % {"reference": case_ref, "day": query["as_of"].isoformat()}
-    return NO_ACT_BEFORE % {"reference": case_ref, "moment": query["recorded_before"].isoformat()}
+        return _("case %(case)s had no act dated on or before %(day)s", case=case_ref, day=query["as_of"].isoformat())
+    return _("case %(case)s had no act recorded before %(moment)s", case=case_ref,
+             moment=query["recorded_before"].isoformat())
 
 
 @cases.route("/cases/<case_ref>/events", methods=["GET"], endpoint="case_events")
@@ -144,7 +142,7 @@ def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
 def get_municipality(ibge_code: str):  # noqa: ANN201
     found = queries.municipality(read_store(), ibge_code)
     if found is None:
-        abort(404, message=f"no municipality {ibge_code} in the registry")
+        abort(404, message=_("no municipality %(code)s in the registry", code=ibge_code))
     return found
 
 

@@ -55,7 +55,7 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int) -> dict[str, Any]:
     try:
         events = app.events_of(case_ref)
     except CaseNotFoundError:
-        raise CaseNotFoundError(f"não há processo {case_ref} (no case {case_ref})") from None
+        raise CaseNotFoundError(case_ref) from None
     except Exception:  # a stored event no longer decodes (its bytes were altered): the verdict says which
         return _unreadable(audit, case_ref)
     case = None

@@ -1,0 +1,98 @@
+"""Languages: the pages in Portuguese (pt-BR) unless English is chosen, the JSON API's problem details in
+Portuguese when the request's `Accept-Language` asks for it and in English otherwise.
+
+The messages are gettext catalogues kept as text in the repository, `api/translations/<locale>/LC_MESSAGES/
+messages.po` (the msgids are the English sentences). No `.mo` file is kept or built by hand: each process compiles
+the `.po` files in memory the first time a locale is asked for (a few milliseconds, once), so an edit of a
+catalogue takes effect at the next start, with no build step. Identifiers (article ids such as `art-13`, problem
+`type`s, field names) are never translated.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+from babel import Locale, support
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from flask import Flask, has_request_context, request
+from flask_babel import Babel, Domain
+
+TRANSLATIONS = Path(__file__).resolve().parent / "translations"
+#: The languages offered: the pages' default first.
+PAGE_LOCALES = ("pt_BR", "en")
+#: The JSON API's default: English, unless Accept-Language prefers Portuguese.
+API_LOCALE = "en"
+#: The cookie that keeps a page reader's choice of language (not a credential: no secret in it).
+LANGUAGE_COOKIE = "tramita_lang"
+
+
+class CompiledDomain(Domain):
+    """flask-babel's domain, reading the `.po` catalogues compiled in memory (once per process and locale)."""
+
+    def __init__(self, directory: Path = TRANSLATIONS) -> None:
+        super().__init__(translation_directories=[str(directory)])
+        self.directory = directory
+        self.compiled: dict[str, support.Translations | support.NullTranslations] = {}
+        self.lock = threading.Lock()
+
+    def get_translations(self) -> support.Translations | support.NullTranslations:
+        from flask_babel import get_locale
+
+        locale = get_locale() if has_request_context() else None
+        if locale is None:
+            return support.NullTranslations()
+        key = str(locale)
+        found = self.compiled.get(key)
+        if found is None:
+            with self.lock:
+                found = self.compiled.setdefault(key, compile_catalogue(self.directory, key))
+        return found
+
+
+def compile_catalogue(directory: Path, locale: str) -> support.Translations | support.NullTranslations:
+    """The locale's `messages.po` as gettext translations (English, the msgids, when there is none)."""
+    path = directory / locale / "LC_MESSAGES" / "messages.po"
+    if not path.is_file():
+        return support.NullTranslations()
+    with path.open("rb") as po:
+        catalogue = read_po(po, locale=locale)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalogue, use_fuzzy=False)
+    buffer.seek(0)
+    return support.Translations(buffer)
+
+
+def page_locale() -> str:
+    """A page's language: `?lang=` when it names one offered, else the reader's cookie, else pt-BR."""
+    for chosen in (request.args.get("lang"), request.cookies.get(LANGUAGE_COOKIE)):
+        if chosen in PAGE_LOCALES:
+            return chosen
+    return PAGE_LOCALES[0]
+
+
+def api_locale() -> str:
+    """The JSON API's language: pt-BR when Accept-Language prefers Portuguese to English, else English."""
+    best = request.accept_languages.best_match(["en", "pt-BR", "pt"], default=API_LOCALE)
+    return "pt_BR" if best.lower().startswith("pt") else "en"
+
+
+def select_locale() -> str:
+    return page_locale() if request.blueprint == "pages" else api_locale()
+
+
+def register(flask: Flask) -> None:
+    """flask-babel on the app (its `gettext`, `lazy_gettext` and the templates' `_()`), reading the catalogues
+    compiled in memory, with the two ways of choosing a language."""
+    babel = Babel(flask, locale_selector=select_locale, default_locale=API_LOCALE, configure_jinja=True)
+    babel.domain_instance = CompiledDomain()  # flask-babel's default domain would read .mo files
+
+
+def locale_name() -> str:
+    """The request's locale as a BCP 47 tag (`pt-BR`, `en`), for `lang=` and `Content-Language`."""
+    from flask_babel import get_locale
+
+    locale = get_locale() if has_request_context() else None
+    return str(locale or Locale.parse(API_LOCALE)).replace("_", "-")

@@ -1,0 +1,149 @@
+"""What the case file page shows, read as the JSON API reads it: the case (now, and as of a legal date or as
+recorded before a moment, with what differs), its timeline, its deadlines, its Art. 38 freezes, its next acts and
+the audit's verdict with the latest signed checkpoint.
+
+Each part is one read the API also answers (`GET /cases/{id}`, `/events`, `/deadlines`, `/verify`,
+`/checkpoints/latest`, `/freezes`); this module only puts them side by side for one page.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from flask import current_app
+
+from api.http import read_store, settings, tramita
+from api.pages import format as fmt
+from audit.service import NotSignedError
+from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
+from domain.acts import Actor
+from projections import queries
+
+#: Days after its legal date past which an act's recording is marked late (TRAMITA_LATE_RECORDING_DAYS).
+DEFAULT_LATE_RECORDING_DAYS = "30"
+
+
+def late_recording_days(config: dict[str, str]) -> int:
+    raw = config.get("TRAMITA_LATE_RECORDING_DAYS", DEFAULT_LATE_RECORDING_DAYS).strip()
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 5:
+        raise ValueError(f"TRAMITA_LATE_RECORDING_DAYS: {raw!r} is not a whole number of days (0 or more)")
+    return int(raw)
+
+
+def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
+              recorded_before: datetime | None = None) -> dict[str, Any]:
+    """Everything the case file page shows; CaseNotFoundError when there is no such case."""
+    app = tramita()
+    current, current_version = app.case_view(case_ref)  # type: ignore[misc]
+    asked = as_of is not None or recorded_before is not None
+    found = app.case_view(case_ref, as_of=as_of, recorded_before=recorded_before) if asked else None
+    view, version = found if found else (current, current_version) if not asked else (None, 0)
+    today = app.today()
+    day_of_view = as_of or (fmt.legal_day_of(recorded_before.isoformat()) if recorded_before else today)
+    catalogue = app.statute.in_force("lifecycle.acts", today).value
+    by_act, by_event = fmt.act_labels(catalogue, current["kind"])
+    shown = view or current
+    names = municipality_names([*current.get("municipalities", []), current.get("receiving"),
+                                *current.get("frozen", []), *(view or {}).get("frozen", [])])
+    return {
+        "case": shown, "current": current, "version": version, "current_version": current_version,
+        "exists_then": view is not None, "asked": asked, "as_of": as_of, "recorded_before": recorded_before,
+        "day_of_view": day_of_view, "today": today,
+        "late_days": current_app.extensions["tramita.pages"]["late_recording_days"],
+        "timeline": timeline_rows(app.timeline(case_ref), by_event, version if view else 0),
+        "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view),
+        "difference": difference(view, current, names) if asked and view else None,
+        "freezes": [f for f in queries.freezes(read_store()) if f["case_id"] == current["id"]],
+        "next_acts": [dict(n, label=by_act.get(n["act"], n["act"]), mine=may_record(actor, n))
+                      for n in (view or {}).get("next_acts", [])],
+        "verdict": current_app.extensions["tramita.audit"].verify_case(case_ref),
+        "checkpoint": latest_checkpoint(),
+        "names": names,
+    }
+
+
+def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int) -> list[dict[str, Any]]:
+    """The events as rows: label, both dates, late recording, closing a deadline late, documents, and whether
+    the view (as of a date, as recorded before a moment) holds it yet."""
+    days = current_app.extensions["tramita.pages"]["late_recording_days"]
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        payload = event["payload"]
+        recorded_day = fmt.legal_day_of(event["recorded_at"])
+        late_by = (recorded_day - date.fromisoformat(event["occurred_on"])).days
+        row = {**event, "label": fmt.event_label(labels, event["type"]), "late_recording": late_by > days,
+               "recorded_days_after": late_by, "in_view": event["sequence"] <= in_view, "closes_late": None,
+               "system": event["type"].rsplit(".", 1)[-1] in fmt.SYSTEM_EVENTS,
+               "documents": attached_documents(payload), "references": references(payload)}
+        if event["type"] == "Case.DeadlineMet" and payload.get("on_time") is False:
+            row["closes_late"] = payload.get("days_late")
+            for earlier in reversed(rows):  # the act that closed it is the last act before this event
+                if not earlier["system"]:
+                    earlier["closes_late"] = payload.get("days_late")
+                    break
+        rows.append(row)
+    return rows
+
+
+def attached_documents(payload: dict[str, Any]) -> list[dict[str, str]]:
+    """Files attached to an act (`documents`: a list of `{sha256, name}`), each served at /documents/{sha256}."""
+    found = payload.get("documents")
+    if not isinstance(found, list):
+        return []
+    return [{"sha256": d["sha256"], "name": str(d.get("name") or d["sha256"][:12])} for d in found
+            if isinstance(d, dict) and isinstance(d.get("sha256"), str)]
+
+
+def references(payload: dict[str, Any]) -> list[str]:
+    """The documents an act cites by reference (`document`, or the petition's Art. 4 documents by item)."""
+    cited = payload.get("documents")
+    found = [f"{item}: {ref}" for item, ref in cited.items()] if isinstance(cited, dict) else []
+    for key in ("document", "decree", "resolution", "law", "bill"):
+        if isinstance(payload.get(key), str):
+            found.append(payload[key])
+    return found
+
+
+def deadline_rows(document: dict[str, Any], day: date) -> list[dict[str, Any]]:
+    """The case's deadlines with their status on `day` (the view's), in due-date order."""
+    due_soon = settings()["due_soon_days"]
+    rows = []
+    for name, row in (document.get("deadlines") or {}).items():
+        row = {k: v.isoformat() if isinstance(v, date) else v for k, v in row.items()}
+        rows.append(dict(row, deadline=name, recorded_status=row["status"],
+                         status=queries.effective_status(row, day, due_soon)))
+    return sorted(rows, key=lambda r: (r["due_on"] is None, r["due_on"] or "", r["deadline"]))
+
+
+def difference(then: dict[str, Any], now: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """What the case as asked lacks of the case now: its stage, acts, freezes and the deadlines since settled."""
+    later = {name: row for name, row in now["deadlines"].items()
+             if then["deadlines"].get(name, {}).get("status") != row["status"]}
+    return {"stage": (then["stage"], now["stage"]), "acts": now["version"] - then["version"],
+            "frozen": ([names.get(c, c) for c in then["frozen"]], [names.get(c, c) for c in now["frozen"]]),
+            "deadlines": later}
+
+
+def may_record(actor: Actor, next_act: dict[str, Any]) -> bool:
+    """Is the reader's body one of those competent for this next act (never a read-only role)?"""
+    if actor.role in READ_ONLY_ROLES or actor.role not in next_act["roles"]:
+        return False
+    return actor.role not in MUNICIPAL_ROLES or not next_act["municipalities"] or \
+        actor.municipality in next_act["municipalities"]
+
+
+def latest_checkpoint() -> dict[str, Any] | None:
+    try:
+        return current_app.extensions["tramita.audit"].latest_checkpoint().as_dict()
+    except NotSignedError:
+        return None
+
+
+def municipality_names(codes: list[str | None]) -> dict[str, str]:
+    store = read_store()
+    names = {}
+    for code in codes:
+        if code and (found := queries.municipality(store, code)):
+            names[code] = found["name"]
+    return names

@@ -1,0 +1,159 @@
+"""How the pages write what they show: dates as dd/mm/aaaa (ISO in English), recorded times in Rio Branco's time,
+and words for the identifiers (stages, kinds, bodies, deadline statuses).
+
+The act labels are the statute's own (`lifecycle.acts` in domain/statute/lifecycles.toml, in Portuguese); the
+other words are English msgids translated by the catalogue (api/translations), as every text of the pages is.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from flask_babel import get_locale, gettext as _, lazy_gettext as _l
+
+from domain.application import LEGAL_TIMEZONE
+from domain.case.kinds import DISTRICT_KINDS
+
+KINDS = {
+    "creation": _l("creation of a municipality"), "incorporation": _l("incorporation"), "fusion": _l("fusion"),
+    "dismemberment": _l("dismemberment"), "district_creation": _l("creation of a district"),
+    "district_suppression": _l("suppression of a district"), "extinction": _l("extinction"),
+}
+STAGES = {
+    "petition-filed": _l("petition filed"), "instruction": _l("instruction"),
+    "requirements-met": _l("requirements met"), "plebiscite-dispensed": _l("plebiscite dispensed"),
+    "plebiscite-decreed": _l("plebiscite decreed"), "plebiscite-scheduled": _l("plebiscite scheduled"),
+    "result-homologated": _l("result homologated"), "result-communicated": _l("result communicated"),
+    "result-registered": _l("result registered in plenary"), "bill-drafted": _l("bill drafted"),
+    "law-enacted": _l("law enacted"), "administrator-appointed": _l("administrator appointed"),
+    "installed": _l("municipality installed"), "concluded": _l("concluded"), "archived": _l("archived"),
+}
+ROLES = {
+    "assembly-mesa": _l("Assembly (Mesa Diretora)"), "assembly-president": _l("President of the Assembly"),
+    "ccj": _l("Constitution and Justice Committee (CCJ)"), "council": _l("Municipal Council"),
+    "deputy": _l("State Deputy"), "governor": _l("Governor"), "ibge": _l("IBGE"), "mayor": _l("Mayor"),
+    "municipality": _l("Municipality"), "pge": _l("State Attorney General (PGE)"), "sectma": _l("SECTMA"),
+    "sefaz": _l("SEFAZ"), "setop": _l("SETOP"), "tre": _l("Electoral Court (TRE)"), "auditor": _l("Auditor"),
+    "origin-municipality": _l("origin municipality"), "requisitioned-body": _l("requisitioned body"),
+    "scheduler": _l("tramita (scheduler)"), "voters": _l("voters"),
+}
+DEADLINE_STATUSES = {
+    "open": _l("open"), "due-soon": _l("due soon"), "missed": _l("missed"), "met-on-time": _l("met on time"),
+    "met-late": _l("met late"),
+}
+FIGURES = {"population": _l("population"), "voters": _l("voters"), "revenue": _l("revenue (R$)"),
+           "buildings": _l("buildings"), "area_km2": _l("area (km²)")}
+ALERT_KINDS = {"due-soon": _l("due soon"), "missed": _l("missed"), "breach": _l("breach")}
+#: Events a case records that are not acts of a body (the catalogue of acts does not name them).
+SYSTEM_EVENTS = {
+    "DeadlineOpened": _l("deadline opened"), "DeadlineMet": _l("deadline met"),
+    "DeadlineMissed": _l("deadline missed"), "DeadlineDueDateSet": _l("deadline's due date set"),
+    "CaseConcluded": _l("case concluded"), "RequirementsLapsed": _l("requirements lapsed"),
+}
+
+
+def portuguese() -> bool:
+    locale = get_locale()
+    return locale is not None and locale.language == "pt"
+
+
+def day(value: date | str | None) -> str:
+    """dd/mm/aaaa (yyyy-mm-dd in English); an empty string for no date."""
+    if value in (None, ""):
+        return ""
+    found = date.fromisoformat(value) if isinstance(value, str) else value
+    return found.strftime("%d/%m/%Y") if portuguese() else found.isoformat()
+
+
+def moment(value: datetime | str | None) -> str:
+    """A recorded time in Rio Branco's time, to the minute: `30/11/2026 10:00`."""
+    if value in (None, ""):
+        return ""
+    found = datetime.fromisoformat(value) if isinstance(value, str) else value
+    local = found.astimezone(LEGAL_TIMEZONE)
+    return f"{day(local.date())} {local:%H:%M}"
+
+
+def legal_day_of(recorded_at: str) -> date:
+    """The day in Rio Branco on which a UTC time fell (a recording's day, compared with its legal date)."""
+    return datetime.fromisoformat(recorded_at).astimezone(LEGAL_TIMEZONE).date()
+
+
+def label(table: dict[str, Any], key: str | None) -> str:
+    """The words for an identifier; the identifier itself when there are none."""
+    if key is None:
+        return ""
+    found = table.get(key)
+    return str(found) if found is not None else key
+
+
+def kind(value: str | None) -> str:
+    return label(KINDS, value)
+
+
+def stage(value: str | None) -> str:
+    return label(STAGES, value)
+
+
+def role(value: str | None) -> str:
+    return label(ROLES, value)
+
+
+def deadline_status(value: str | None) -> str:
+    return label(DEADLINE_STATUSES, value)
+
+
+def figure(value: str | None) -> str:
+    return label(FIGURES, value)
+
+
+def alert_kind(value: str | None) -> str:
+    return label(ALERT_KINDS, value)
+
+
+def act_labels(catalogue: dict[str, dict[str, Any]], case_kind: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(act -> label, event type -> label) for a case of `case_kind`: the statute's labels (Portuguese) in
+    Portuguese, the act's id in words otherwise. An event recorded by several acts (the petition, the law, the
+    archive) takes the act of the case's kind (the district's for a district case)."""
+    def specific(act: str) -> bool:
+        return act.startswith("district-") or act == "extinction-requested"
+
+    def fits(act: str) -> bool:
+        if act.startswith("district-"):
+            return case_kind in DISTRICT_KINDS
+        return act != "extinction-requested" or case_kind == "extinction"
+
+    by_act = {act: entry.get("label", act) if portuguese() else act.replace("-", " ")
+              for act, entry in catalogue.items()}
+    by_event: dict[str, str] = {f"Case.{event}": str(words) for event, words in SYSTEM_EVENTS.items()}
+    for act, entry in catalogue.items():
+        key = f"Case.{entry.get('event')}"
+        if fits(act) and (key not in by_event or specific(act)):
+            by_event[key] = by_act[act]
+    return by_act, by_event
+
+
+def event_label(labels: dict[str, str], event_type: str) -> str:
+    return labels.get(event_type) or event_type.rsplit(".", 1)[-1]
+
+
+def article(value: str | None) -> str:
+    """`art-23-I` as `Art. 23, I`; `art-10-par-1` as `Art. 10, § 1`; `art-4-par-unico` as `Art. 4, par. único`."""
+    if not value or not value.startswith("art-"):
+        return value or ""
+    parts = value[4:].split("-")
+    words, index = [f"Art. {parts[0]}"], 1
+    while index < len(parts):
+        if parts[index] == "par" and index + 1 < len(parts):
+            following = parts[index + 1]
+            words.append(_("sole paragraph") if following == "unico" else f"§ {following}")
+            index += 2
+        else:
+            words.append(parts[index])
+            index += 1
+    return ", ".join(words)
+
+
+FILTERS = {"day": day, "moment": moment, "kind": kind, "stage": stage, "role": role,
+           "deadline_status": deadline_status, "alert_kind": alert_kind, "article": article, "figure": figure}

@@ -1,0 +1,331 @@
+"""The pages through Flask's test client: the session's rules (cookie flags, lifetime, CSRF, a revoked token), the
+roles, the case file as of a date, and the JSON API's problem details in Portuguese when asked."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+from datetime import timedelta
+
+import pytest
+
+from domain.demo import seed_demo
+from tests.api_client import ADMIN, ApiHarness
+from tests.stores import NOW
+
+CASE_1991 = "LC35-1991-0001"
+WAITING = "LC35-2026-0003"
+PAGES = ["/processos", f"/processos/{CASE_1991}", f"/processos/{CASE_1991}?data=1992-01-08", "/prazos",
+         "/alertas", "/municipios", "/municipios/1200302"]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):  # noqa: ANN201
+    folder = tmp_path_factory.mktemp("pages")
+    harness = ApiHarness(f"sqlite:///{folder / 'tramita.sqlite'}",
+                         config={"TRAMITA_SESSION_KEY": str(folder / "session.key")})
+    seed_demo(harness.app, say=lambda _: None)
+    harness.projector.catch_up()
+    yield harness
+    harness.close()
+
+
+@pytest.fixture
+def api(demo):  # noqa: ANN201
+    demo.clock.now = NOW
+    demo.client = demo.flask.test_client()  # a fresh browser: no cookie
+    return demo
+
+
+def csrf_of(page: bytes) -> str:
+    return re.search(rb'name="csrf" value="([^"]+)"', page).group(1).decode()
+
+
+def sign_in(client, token: str, proximo: str = "/processos", **kwargs):  # noqa: ANN001, ANN201
+    csrf = csrf_of(client.get("/", **kwargs).data)
+    return client.post("/sessao", data={"csrf": csrf, "token": token, "proximo": proximo}, **kwargs)
+
+
+def text(response) -> str:  # noqa: ANN001
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.get_data(as_text=True)))
+
+
+def session_cookie(response) -> str:  # noqa: ANN001
+    return next(h for h in response.headers.getlist("Set-Cookie") if h.startswith("tramita_sessao="))
+
+
+# ------------------------------------------------------------------------------------------ the session
+
+
+def test_a_page_without_a_session_redirects_to_sign_in_keeping_the_page_asked(api):
+    for path in PAGES:
+        answer = api.client.get(path)
+        assert answer.status_code == 303, path
+        assert answer.headers["Location"].startswith("/?proximo=/"), path
+    assert "Entrar" in text(api.client.get("/"))
+
+
+def test_signing_in_sets_an_httponly_samesite_strict_cookie_not_secure_over_http(api):
+    answer = sign_in(api.client, api.token("auditor"))
+    assert (answer.status_code, answer.headers["Location"]) == (303, "/processos")
+    cookie = session_cookie(answer)
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie
+    assert api.client.get("/processos").status_code == 200
+
+
+def test_the_session_cookie_is_secure_when_the_request_came_over_https(api):
+    answer = sign_in(api.client, api.token("auditor"), base_url="https://tramita.example")
+    assert "; Secure" in session_cookie(answer)
+
+
+def test_the_session_cookie_does_not_hold_the_token_readably(api):
+    token = api.token("auditor")
+    payload = session_cookie(sign_in(api.client, token)).split("=", 1)[1].split(";")[0]
+    compressed, body = payload.startswith("."), payload.lstrip(".").split(".")[0]
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    document = json.loads(zlib.decompress(raw) if compressed else raw)
+    secret = token.rsplit("_", 1)[1]
+    assert secret not in json.dumps(document) and token not in json.dumps(document)
+    assert set(document) == {"token", "signed_in_at", "csrf", "_permanent"}
+
+
+@pytest.mark.parametrize(("after", "signed_in"), [
+    (timedelta(hours=8) - timedelta(seconds=1), True),   # the last second of the session
+    (timedelta(hours=8), False),                          # its lifetime has passed
+    (timedelta(hours=8, seconds=1), False),
+])
+def test_a_session_lasts_its_lifetime_from_the_sign_in_however_active(api, after, signed_in):
+    sign_in(api.client, api.token("auditor"))
+    api.clock.now = NOW + timedelta(hours=4)
+    assert api.client.get("/processos").status_code == 200  # activity does not extend it
+    api.clock.now = NOW + after
+    answer = api.client.get("/processos")
+    assert answer.status_code == (200 if signed_in else 303)
+    if not signed_in:
+        assert "motivo=encerrada" in answer.headers["Location"]
+        assert "Sua sessão terminou" in text(api.client.get(answer.headers["Location"]))
+
+
+def test_a_revoked_token_loses_its_session_at_once(api):
+    issued = api.app.issue_token(ADMIN, name="Tribunal de Contas (revogado)", role="auditor")
+    sign_in(api.client, issued.token)
+    assert api.client.get(f"/processos/{CASE_1991}").status_code == 200
+    api.app.revoke_token(ADMIN, str(issued.id), reason="fim do mandato")
+    answer = api.client.get(f"/processos/{CASE_1991}")
+    assert answer.status_code == 303 and "motivo=encerrada" in answer.headers["Location"]
+    assert api.client.get("/processos").status_code == 303  # the session itself was ended
+
+
+def test_an_unknown_token_is_refused_in_portuguese_and_opens_no_session(api):
+    answer = sign_in(api.client, "trm_" + "0" * 32 + "_nope")
+    assert answer.status_code == 401 and "Este token não foi aceito" in text(answer)
+    assert api.client.get("/processos").status_code == 303
+
+
+def test_a_form_without_its_csrf_token_is_refused_and_changes_nothing(api):
+    token = api.token("auditor")
+    api.client.get("/")
+    refused = api.client.post("/sessao", data={"csrf": "forged", "token": token})
+    assert refused.status_code == 403 and "Este formulário expirou" in text(refused)
+    assert api.client.get("/processos").status_code == 303  # nobody signed in
+    sign_in(api.client, token)
+    assert api.client.post("/sessao/sair", data={}).status_code == 403
+    assert api.client.get("/processos").status_code == 200  # still signed in
+    page = api.client.get("/processos").data
+    assert api.client.post("/sessao/sair", data={"csrf": csrf_of(page)}).status_code == 303
+    assert api.client.get("/processos").status_code == 303
+
+
+def test_after_signing_in_only_a_path_of_this_site_is_followed(api):
+    for target in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "processos"):
+        api.client = api.flask.test_client()
+        assert sign_in(api.client, api.token("auditor"), proximo=target).headers["Location"] == "/processos"
+    api.client = api.flask.test_client()
+    assert sign_in(api.client, api.token("auditor"), proximo="/prazos?situacao=missed").headers["Location"] == \
+        "/prazos?situacao=missed"
+
+
+def test_the_json_api_writes_never_take_the_session_only_a_bearer_token(api):
+    sign_in(api.client, api.token("assembly-mesa"))
+    answer = api.client.post(f"/cases/{WAITING}/acts/requisition-issued", headers={"If-Match": "*"},
+                             json={"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]})
+    assert answer.status_code == 401
+    assert api.client.get("/deadlines").status_code == 401  # a read not linked from the pages neither
+
+
+def test_the_export_the_case_file_links_to_is_read_with_the_session(api):
+    assert api.client.get(f"/cases/{CASE_1991}/export").status_code == 401
+    sign_in(api.client, api.token("auditor"))
+    answer = api.client.get(f"/cases/{CASE_1991}/export")
+    assert answer.status_code == 200 and json.loads(answer.data.splitlines()[0])["number"] == CASE_1991
+
+
+# ------------------------------------------------------------------------------------------ roles and pages
+
+
+@pytest.mark.parametrize(("role", "municipality"), [("auditor", None), ("tre", None), ("mayor", "1200302")])
+def test_every_page_reads_for_every_body_as_the_api_does(api, role, municipality):
+    sign_in(api.client, api.token(role, municipality))
+    for path in PAGES:
+        assert api.client.get(path).status_code == 200, path
+
+
+def test_an_auditor_sees_no_write_control_on_the_case_file(api):
+    sign_in(api.client, api.token("auditor"))
+    for path in (*PAGES, f"/processos/{WAITING}"):
+        page = api.client.get(path).get_data(as_text=True)
+        assert "data-write" not in page, path
+        assert re.findall(r'<form method="post" action="([^"]+)"', page) == ["/sessao/sair"], path
+
+
+def test_the_mesa_sees_which_next_acts_it_may_record(api):
+    sign_in(api.client, api.token("assembly-mesa"))
+    page = api.client.get(f"/processos/{WAITING}").get_data(as_text=True)
+    assert set(re.findall(r'data-write="([^"]+)"', page)) == {"requisition-issued", "requisition-refused",
+                                                             "case-archived"}
+
+
+def test_the_case_file_as_of_a_legal_date_shows_the_stage_then_and_what_changed_since(api):
+    sign_in(api.client, api.token("auditor"))
+    now = text(api.client.get(f"/processos/{CASE_1991}"))
+    assert "Fase concluído" in now and "criação de município" in now
+    then = api.client.get(f"/processos/{CASE_1991}?data=1992-01-08")
+    shown = text(then)
+    assert "Fase resultado comunicado" in shown
+    assert "Fase então: resultado comunicado; hoje: concluído." in shown
+    assert "Mostrado na data legal 08/01/1992" in shown
+    rows = re.findall(r'data-sequence="(\d+)" data-in-view="(yes|no)"', then.get_data(as_text=True))
+    dated_by_then = [e["sequence"] for e in api.app.timeline(CASE_1991) if e["occurred_on"] <= "1992-01-08"]
+    assert [int(s) for s, v in rows if v == "yes"] == dated_by_then and len(rows) > len(dated_by_then)
+
+
+def test_the_case_file_marks_late_recordings_and_an_act_that_closed_its_deadline_late(api):
+    sign_in(api.client, api.token("auditor"))
+    shown = text(api.client.get(f"/processos/{CASE_1991}"))
+    assert "registro tardio" in shown  # the demo recorded 1991's acts in 2026
+    assert "encerrou o prazo com" in shown and "cumprido com atraso" in shown
+
+
+def test_before_its_first_act_the_case_file_says_the_case_did_not_exist_yet(api):
+    sign_in(api.client, api.token("auditor"))
+    shown = text(api.client.get(f"/processos/{CASE_1991}?data=1991-12-18"))
+    assert "o processo ainda não existia" in shown
+
+
+@pytest.mark.parametrize("query", ["data=1992-13-01", "data=1992-01-08&registrado_antes=2026-11-30T10:00",
+                                   "registrado_antes=ontem"])
+def test_a_view_asked_with_a_value_it_cannot_read_says_so_in_portuguese(api, query):
+    sign_in(api.client, api.token("auditor"))
+    answer = api.client.get(f"/processos/{CASE_1991}?{query}")
+    assert answer.status_code == 400 and "Esta página não pode ser mostrada" in text(answer)
+
+
+def test_the_pages_are_in_english_when_asked_and_keep_the_choice(api):
+    sign_in(api.client, api.token("auditor"))
+    english = api.client.get("/processos?lang=en")
+    assert "Cases" in text(english) and "tramita_lang=en" in ";".join(english.headers.getlist("Set-Cookie"))
+    assert english.headers["Content-Language"] == "en"
+    assert "Stage concluded" in text(api.client.get(f"/processos/{CASE_1991}"))
+    assert "Processos" in text(api.client.get("/processos?lang=pt_BR"))
+
+
+# ------------------------------------------------------------------------------------------ problem details
+
+
+def problems(api, request: dict) -> tuple[dict, dict]:  # noqa: ANN001
+    """The same request answered in English (no Accept-Language) and in Portuguese."""
+    method, path = request.pop("method", "GET"), request.pop("path")
+    headers = request.pop("headers", {})
+    answers = []
+    for language in ({}, {"Accept-Language": "pt-BR,pt;q=0.9,en;q=0.5"}):
+        answer = api.client.open(path, method=method, headers={**headers, **language}, **request)
+        assert answer.mimetype == "application/problem+json"
+        answers.append(answer.get_json())
+    return answers[0], answers[1]
+
+
+@pytest.mark.parametrize(("status", "title", "request_"), [
+    (401, "Não autenticado", {"path": "/cases"}),
+    (403, "Proibido", {"method": "POST", "path": f"/cases/{WAITING}/acts/requisition-issued", "role": "auditor",
+                       "json": {"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}}),
+    (404, "Não encontrado", {"path": "/municipalities/1299999", "role": "auditor"}),
+    (409, "Conflito", {"method": "POST", "path": f"/cases/{CASE_1991}/acts/requisition-issued",
+                       "role": "assembly-mesa", "if_match": "*",
+                       "json": {"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}}),
+    (412, "Pré-condição falhou", {"method": "POST", "path": f"/cases/{WAITING}/acts/requisition-issued",
+                                  "role": "assembly-mesa", "if_match": '"1"',
+                                  "json": {"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}}),
+    (413, "Corpo da requisição grande demais", {"method": "POST", "role": "assembly-mesa", "if_match": "*",
+                                                "path": f"/cases/{WAITING}/acts/requisition-issued",
+                                                "data": b"[" + b"1," * 600_000 + b"1]",
+                                                "content_type": "application/json"}),
+    (415, "Tipo de mídia não suportado", {"method": "POST", "role": "assembly-mesa", "if_match": "*",
+                                          "path": f"/cases/{WAITING}/acts/requisition-issued", "data": b"x",
+                                          "content_type": "text/plain"}),
+    (422, "Entidade não processável", {"method": "POST", "path": f"/cases/{WAITING}/acts/requisition-issued",
+                                       "role": "assembly-mesa", "if_match": "*",
+                                       "json": {"occurred_on": "never", "body": "ibge", "items": ["art-4-I"]}}),
+    (428, "Pré-condição exigida", {"method": "POST", "path": f"/cases/{WAITING}/acts/requisition-issued",
+                                   "role": "assembly-mesa",
+                                   "json": {"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}}),
+])
+def test_problem_details_are_in_portuguese_when_accept_language_asks_and_english_otherwise(
+        api, status, title, request_):
+    request_ = dict(request_)
+    headers = api.headers(request_.pop("role")) if "role" in request_ else {}
+    if "if_match" in request_:
+        headers["If-Match"] = request_.pop("if_match")
+    english, portuguese = problems(api, {**request_, "headers": headers})
+    assert english["status"] == portuguese["status"] == status
+    assert portuguese["title"] == title and english["title"] != title
+    assert english["detail"] != portuguese["detail"] or status in (403, 409)  # refusals: the domain's sentence
+    for member in ("type", "article", "field", "competent", "figures"):
+        assert english.get(member) == portuguese.get(member), member
+
+
+def test_the_fixed_parts_of_the_details_are_translated_and_the_article_ids_kept(api):
+    mesa = {**api.headers("assembly-mesa"), "Accept-Language": "pt-BR"}
+    stale = api.client.post(f"/cases/{WAITING}/acts/requisition-issued", headers={**mesa, "If-Match": '"1"'},
+                            json={"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}).get_json()
+    assert stale["detail"].startswith("If-Match: esperada a versão 1, o processo está na versão ")
+    malformed = api.client.post(f"/cases/{WAITING}/acts/requisition-issued", headers={**mesa, "If-Match": "*"},
+                                json={"occurred_on": "never", "body": "ibge", "items": ["art-4-I"]}).get_json()
+    assert malformed["detail"].startswith("a requisição está malformada: json.occurred_on: ")
+    assert malformed["field"] == "occurred_on"
+    refused = api.client.post(f"/cases/{CASE_1991}/acts/requisition-issued", headers={**mesa, "If-Match": "*"},
+                              json={"occurred_on": "2026-11-30", "body": "ibge", "items": ["art-4-I"]}).get_json()
+    assert refused["article"] == "art-10" and refused["detail"].startswith("art-10: ")
+    missing = api.client.get("/cases", headers={"Accept-Language": "pt-BR"}).get_json()
+    assert missing["detail"] == "é necessário um token bearer (Authorization: Bearer trm_…)"
+
+
+# ------------------------------------------------------------------------------------------ marks and the axis
+
+
+@pytest.mark.parametrize(("days_after", "marked"), [(29, False), (30, False), (31, True)])
+def test_an_act_is_marked_recorded_late_only_past_the_setting_s_days_after_its_legal_date(api, days_after, marked):
+    from datetime import date, datetime, time
+
+    from api.pages.casefile import timeline_rows
+    from domain.application import LEGAL_TIMEZONE
+
+    legal = date(1992, 1, 8)
+    recorded = datetime.combine(legal + timedelta(days=days_after), time(23, 30), LEGAL_TIMEZONE)  # late evening
+    event = {"sequence": 1, "type": "Case.ResultCommunicated", "occurred_on": legal.isoformat(),
+             "recorded_at": recorded.astimezone(NOW.tzinfo).isoformat(), "payload": {}}
+    with api.flask.test_request_context("/processos"):
+        row, = timeline_rows([event], {}, in_view=1)
+    assert (row["late_recording"], row["recorded_days_after"]) == (marked, days_after)
+
+
+def test_the_deadline_axis_draws_each_deadline_with_its_status_in_words(api):
+    sign_in(api.client, api.token("auditor"))
+    page = api.client.get(f"/processos/{CASE_1991}").get_data(as_text=True)
+    svg = page[page.index("<svg"):page.index("</svg>")]
+    drawn = re.findall(r'<g class="deadline ([a-z-]+)" data-deadline="([^"]+)"', svg)
+    deadlines = api.client.get(f"/cases/{CASE_1991}/deadlines", headers=api.headers("auditor")).get_json()
+    assert sorted(drawn) == sorted((d["status"], d["deadline"]) for d in deadlines)
+    assert svg.count('class="closing"') == len(deadlines)  # every deadline of the 1991 case was closed
+    assert "cumprido com atraso" in svg and 'class="delay"' in svg

@@ -1,0 +1,178 @@
+"""The pages in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven by selenium) against
+`tramita serve` running for real: sign in with a token, read the 1991 demo case, switch the view to a legal date,
+follow the export link, sign out. A screenshot of each page is saved under var/screenshots/<run>/ (the path is
+printed; TRAMITA_SCREENSHOTS names another folder).
+
+Without Chromium or its driver these tests are skipped, unless CI is set: then they fail, as the PostgreSQL tests
+do. Every wait is explicit, with a generous deadline; none is a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import REPO, in_ci, serving
+from tramita.cli import main
+
+CHROMIUM = ("chromium", "chromium-browser")
+DRIVER = "chromedriver"
+#: Seconds any page or element has to appear, however loaded the machine.
+WAIT_SECONDS = 90
+CASE_1991 = "LC35-1991-0001"
+
+
+def _browser_binaries() -> tuple[str, str] | None:
+    browser = next((found for name in CHROMIUM if (found := shutil.which(name))), None)
+    driver = shutil.which(DRIVER) or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None)
+    return (browser, driver) if browser and driver else None
+
+
+def _missing(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"browser tests: {reason}, and CI is set, so this is an error, not a skip", pytrace=False)
+    pytest.skip(f"browser tests: {reason}")
+
+
+@pytest.fixture(scope="module")
+def screenshots() -> Path:
+    folder = Path(os.environ.get("TRAMITA_SCREENSHOTS") or REPO / "var" / "screenshots" / time.strftime(
+        "%Y%m%d-%H%M%S"))
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"\nscreenshots of the pages: {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[tuple[str, str]]:
+    """`tramita serve` on a demo database with a signed checkpoint, and an auditor's token."""
+    folder = tmp_path_factory.mktemp("browser")
+    env = {"TRAMITA_DATABASE_URL": f"sqlite:///{folder / 'tramita.sqlite'}",
+           "TRAMITA_SIGNING_KEY": str(folder / "signing.key"), "TRAMITA_SESSION_KEY": str(folder / "session.key")}
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        for command in (["keys", "init"], ["migrate"], ["seed-demo"], ["project", "--once"], ["checkpoint"]):
+            assert main(command) in (0, None), command
+        issued = folder / "token.txt"
+        from contextlib import redirect_stdout
+
+        with issued.open("w") as out, redirect_stdout(out):
+            assert main(["token", "create", "--role", "auditor", "--name", "Tribunal de Contas do Estado"]) == 0
+        token = issued.read_text().splitlines()[-1].strip()
+        with serving(folder, "--workers", "1", env=env) as server:
+            yield server.url, token
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture(scope="module")
+def browser(served):  # noqa: ANN201, ARG001 - the server first: a failing start is reported before the browser
+    found = _browser_binaries()
+    if found is None:
+        _missing("chromium or chromedriver is not installed (Debian: apt-get install chromium chromium-driver)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _missing("selenium is not installed (pip install -e '.[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = found[0]
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1400,1000", "--lang=pt-BR", "--no-first-run", "--disable-extensions"):
+        options.add_argument(argument)
+    options.add_experimental_option("prefs", {"intl.accept_languages": "pt-BR,pt"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=found[1]))
+    driver.set_page_load_timeout(WAIT_SECONDS)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver, css: str):  # noqa: ANN001, ANN201
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_SECONDS).until(seen.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def wait_until(driver, condition):  # noqa: ANN001, ANN201
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT_SECONDS).until(lambda d: condition(d))
+
+
+def shoot(driver, folder: Path, name: str) -> None:  # noqa: ANN001
+    driver.save_screenshot(str(folder / f"{name}.png"))
+
+
+def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_its_export_and_signs_out(
+        served, browser, screenshots):
+    from selenium.webdriver.common.by import By
+
+    url, token = served
+    browser.get(f"{url}/processos/{CASE_1991}")
+    field = wait_for(browser, "#token")  # no session: sent to sign in, the case kept as the next page
+    assert "proximo=" in browser.current_url and "Entrar" in browser.page_source
+    shoot(browser, screenshots, "01-entrar")
+    field.send_keys(token)
+    browser.find_element(By.ID, "sign-in").click()
+    wait_until(browser, lambda d: d.current_url.endswith(f"/processos/{CASE_1991}"))
+    wait_for(browser, "#timeline tbody tr")
+    assert browser.find_element(By.ID, "stage").text == "concluído"
+    assert "Linha do tempo dos atos" in browser.page_source and "registro tardio" in browser.page_source
+    bars = browser.find_elements(By.CSS_SELECTOR, "#deadline-axis svg g.deadline")
+    assert bars and all(bar.get_attribute("class").split()[1] in ("met-on-time", "met-late") for bar in bars)
+    assert browser.find_element(By.ID, "verdict").get_attribute("class") == "intact"
+    assert not browser.find_elements(By.CSS_SELECTOR, "[data-write]")  # an auditor: no write control
+    shoot(browser, screenshots, "02-processo")
+    browser.find_element(By.ID, "deadline-axis").screenshot(str(screenshots / "02-processo-eixo-dos-prazos.png"))
+
+    day = browser.find_element(By.ID, "as-of")
+    browser.execute_script("arguments[0].value = '1992-01-08'", day)
+    browser.find_element(By.ID, "as-of-submit").click()
+    note = wait_for(browser, "#view-note")
+    assert "08/01/1992" in note.text
+    assert browser.find_element(By.ID, "stage").text == "resultado comunicado"
+    assert browser.find_elements(By.CSS_SELECTOR, "#timeline tr[data-in-view='no']")
+    shoot(browser, screenshots, "03-processo-em-1992-01-08")
+
+    documents = browser.find_elements(By.CSS_SELECTOR, "#timeline a.document")
+    link = documents[0] if documents else browser.find_element(By.ID, "export-link")
+    status, first = browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0].href).then(r => r.text().then(t => done([r.status, t.split('\\n')[0]])))"
+        ".catch(e => done([0, String(e)]));", link)
+    assert status == 200, first
+    if not documents:
+        assert f'"number": "{CASE_1991}"' in first
+
+    for path, heading, name in (("/processos", "Processos", "04-processos"), ("/prazos", "Prazos", "05-prazos"),
+                                ("/alertas", "Alertas", "06-alertas"), ("/municipios", "Municípios", "07-municipios"),
+                                ("/municipios/1200302", "Feijó", "08-municipio-feijo"),
+                                ("/processos/LC35-2026-0003", "LC35-2026-0003", "09-processo-2026-0003")):
+        browser.get(url + path)
+        assert wait_for(browser, "main h1").text.startswith(heading) or heading in browser.find_element(
+            By.CSS_SELECTOR, "main h1").text, path
+        assert not browser.find_elements(By.CSS_SELECTOR, "[data-write]"), path
+        forms = browser.find_elements(By.CSS_SELECTOR, "form[method='post']")
+        assert [f.get_attribute("action").removeprefix(url) for f in forms] == ["/sessao/sair"], path
+        shoot(browser, screenshots, name)
+
+    browser.find_element(By.ID, "sign-out").click()
+    wait_for(browser, "#token")
+    browser.get(f"{url}/prazos")
+    wait_for(browser, "#token")
+    assert "proximo=" in browser.current_url
+    shoot(browser, screenshots, "10-saiu")
