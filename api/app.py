@@ -81,14 +81,17 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"TRAMITA_MAX_BODY_BYTES: {merged['TRAMITA_MAX_BODY_BYTES']!r} is not a number of bytes "
                          f"from 1 to {MAX_BODY_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
+    private = merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS", "").strip().lower()
+    if private not in ("", "0", "1", "false", "true"):
+        raise ValueError(f"TRAMITA_SUBSCRIPTION_PRIVATE_URLS: {private!r} is not 1 or 0")
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
-            "max_body_bytes": int(raw_limit)}
+            "max_body_bytes": int(raw_limit), "subscription_private_urls": private in ("1", "true")}
 
 
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, statute, views
+    from api import acts, audit, statute, subscriptions, views
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -125,7 +128,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, statute.blp, views.health):
+    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, statute.blp, subscriptions.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     _register_docs(flask)
