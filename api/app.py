@@ -3,7 +3,9 @@
 Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
 - `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date;
-- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`).
+- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`);
+- `TRAMITA_SUBSCRIPTION_PRIVATE_URLS` (default 0): 1 lets `POST /subscriptions` name an address of the
+  deployment's own network (loopback, private, link-local), for a closed network (docs/api.md).
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
