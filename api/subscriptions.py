@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, request
-from marshmallow import Schema, fields, validate
+from marshmallow import RAISE, Schema, fields, validate
 
 from api.body import Blueprint
 from api.errors import problem
 from api.exports import calendar
-from api.fields import Name, Reference
+from api.fields import Count, Name, Reference
 from api.http import errors_doc, read_store, settings, tramita
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
 from domain.subscriptions import CALENDAR, MAX_KINDS, MAX_URL, WEBHOOK, Subscription
@@ -34,8 +34,8 @@ FEED_ENDPOINT = "subscriptions.feed"
 
 
 class SubscriptionQuerySchema(Schema):
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=500), strict=True)
-    offset = fields.Integer(load_default=0, validate=validate.Range(min=0, max=10**9), strict=True)
+    limit = Count(load_default=100, minimum=1, maximum=500)
+    offset = Count(load_default=0)
 
 
 class FeedBodySchema(Schema):
@@ -112,17 +112,18 @@ def subscribe(data: dict[str, Any]):  # noqa: ANN201
 
 
 @blp.route("/feeds", methods=["POST"], endpoint="open_feed")
-@blp.arguments(FeedBodySchema())
+@blp.arguments(FeedBodySchema(), required=False)  # no body: the token's body's every open deadline
 @blp.response(201, SubscribedSchema)
 @errors_doc([400, 401, 404, 413, 415, 422, 503], summary="A calendar feed (.ics) of the body's open deadlines, at a "
                                                           "secret address")
-def open_feed(data: dict[str, Any]):  # noqa: ANN201
+def open_feed(data: dict[str, Any] | None):  # noqa: ANN201
+    data = data or {}
     subscribed = tramita().subscribe(g.actor, token_id=g.token_id, channel=CALENDAR, **data)
     return shown(subscribed.subscription, feed_url=request.host_url.rstrip("/") + feed_path(subscribed)), 201
 
 
 @blp.route("/subscriptions", methods=["GET"], endpoint="list_subscriptions")
-@blp.arguments(SubscriptionQuerySchema, location="query")
+@blp.arguments(SubscriptionQuerySchema, location="query", unknown=RAISE)
 @blp.response(200, SubscriptionPageSchema)
 @errors_doc([401, 422], summary="The body's subscriptions: webhooks and calendar feeds, removed ones included")
 def list_subscriptions(query: dict[str, Any]):  # noqa: ANN201
@@ -134,7 +135,7 @@ def list_subscriptions(query: dict[str, Any]):  # noqa: ANN201
 
 
 @blp.route("/subscriptions/<subscription_id>", methods=["DELETE"], endpoint="unsubscribe")
-@blp.arguments(RemovalSchema, location="query")
+@blp.arguments(RemovalSchema, location="query", unknown=RAISE)
 @blp.response(200, SubscriptionSchema)
 @errors_doc([401, 404, 422], summary="End one of the body's subscriptions (a feed's address then answers 404)")
 def unsubscribe(query: dict[str, Any], subscription_id: str):  # noqa: ANN201

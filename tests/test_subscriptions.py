@@ -274,3 +274,13 @@ def test_the_subscription_key_derives_distinct_secrets_and_is_refused_when_short
     with pytest.raises(ValueError, match="TRAMITA_SUBSCRIPTION_KEY"):
         parse_key(base64.b64encode(b"x" * 16).decode())
     assert parse_key("") is None
+
+
+def test_a_delivery_recorded_before_subscriptions_reads_as_one_to_the_operators_webhook():
+    from domain.alerts import Alert
+
+    for event_class in (Alert.Delivered, Alert.DeliveryFailed):
+        state = {"tries": 2, "last_error": "HTTP 500"}
+        event_class.upcast_v1_v2(state)
+        assert state["subscription"] is None and state[chain.UPCAST_MARK] == ["subscription"]
+        assert event_class.class_version == 2
