@@ -7,6 +7,8 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_SESSION_HOURS` (default 8), `TRAMITA_SESSION_KEY` (default `var/tramita-session.key`): the pages'
   sessions (`api/pages/session.py`); `TRAMITA_LATE_RECORDING_DAYS` (default 30): the case file marks an act
   recorded more than this many days after its legal date.
+- `TRAMITA_SUBSCRIPTION_PRIVATE_URLS` (default 0): 1 lets `POST /subscriptions` name an address of the
+  deployment's own network (loopback, private, link-local), for a closed network (docs/api.md).
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
@@ -85,14 +87,17 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"TRAMITA_MAX_BODY_BYTES: {merged['TRAMITA_MAX_BODY_BYTES']!r} is not a number of bytes "
                          f"from 1 to {MAX_BODY_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
+    private = merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS", "").strip().lower()
+    if private not in ("", "0", "1", "false", "true"):
+        raise ValueError(f"TRAMITA_SUBSCRIPTION_PRIVATE_URLS: {private!r} is not 1 or 0")
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
-            "max_body_bytes": int(raw_limit)}
+            "max_body_bytes": int(raw_limit), "subscription_private_urls": private in ("1", "true")}
 
 
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, dossier, i18n, pages, statute, views
+    from api import acts, audit, dossier, i18n, pages, statute, subscriptions, views
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -130,7 +135,8 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, views.health):
+    for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, subscriptions.blp,
+                      views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     pages.register(flask, config)  # the pages people read (api/pages), after the API's own checks

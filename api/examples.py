@@ -27,6 +27,10 @@ RECORDED_AT = datetime(2026, 11, 30, 15, 0, tzinfo=timezone.utc)
 OTHER_WRITES = {"open_case": ("petition-filed", None, "occurred_on"),
                 "record_figure": ("figure-recorded", "ibge_code", "occurred_on"),
                 "amend_statute": ("statute-amended", None, "published_on")}
+#: The application's writes of subscriptions (api/subscriptions.py): a webhook or a feed made, one removed.
+SUBSCRIPTION_WRITES = ("subscribe", "remove_subscription")
+#: The subscription key of the application that records the examples (an in-memory store of this process only).
+EXAMPLES_SUBSCRIPTION_KEY = b"tramita-examples-subscription-key"
 #: The fields of a version of an amendment (api/statute.py); the parameter's other fields go under `extra`.
 VERSION_FIELDS = ("id", "article", "effective_from", "effective_until", "value", "comparison", "source")
 
@@ -40,6 +44,8 @@ class DemoRequest:
     path: dict[str, str]
     body: dict[str, Any]
     actor: Actor
+    #: The id the write gave what it made (a subscription's), which later requests name in their path.
+    made: str | None = None
 
 
 def plain(value: Any) -> Any:
@@ -68,16 +74,31 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._app, name)
-        if name not in self._case_acts and name not in OTHER_WRITES:
+        if name not in self._case_acts and name not in OTHER_WRITES and name not in SUBSCRIPTION_WRITES:
             return attribute
 
         @functools.wraps(attribute)
         def write(*args: Any, **kwargs: Any) -> Any:
             acted = attribute(*args, **kwargs)
-            self.requests.append(self._request(name, args, kwargs))
+            if name in SUBSCRIPTION_WRITES:
+                self.requests.append(self._subscription_request(name, args, kwargs, acted))
+            else:
+                self.requests.append(self._request(name, args, kwargs))
             return acted
 
         return write
+
+    @staticmethod
+    def _subscription_request(method: str, args: tuple[Any, ...], kwargs: dict[str, Any], done: Any) -> DemoRequest:
+        """A subscription's request: its body (a webhook's or a feed's filters), or the removal's path (the id the
+        subscription was given) and its `reason`, sent as the query the API reads."""
+        (actor, *rest), kwargs = args, dict(kwargs)
+        if method == "remove_subscription":
+            return DemoRequest("subscription-removed", {"subscription_id": rest[0]}, {"reason": kwargs["reason"]},
+                               actor)
+        operation = "feed-opened" if kwargs.pop("channel", "webhook") == "calendar" else "subscription-created"
+        body = plain({k: v for k, v in kwargs.items() if k not in ("token_id", "private_urls")})
+        return DemoRequest(operation, {}, body, actor, made=str(done.subscription.id))
 
     def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> DemoRequest:
         if method in self._case_acts:
@@ -99,9 +120,11 @@ def demo_requests() -> tuple[DemoRequest, ...]:
     from domain.application import Tramita
     from domain.demo import seed_demo
     from domain.demo_further import further_acts
+    from domain.subscriptions import SubscriptionKeys
     from tramita.persistence import persistence_env
 
     app = Tramita(persistence_env("memory://"), clock=lambda: RECORDED_AT)
+    app.subscription_keys = SubscriptionKeys(EXAMPLES_SUBSCRIPTION_KEY)
     try:
         recording = _Recording(app, {act.method: act.name for act in ACTS})
         seed_demo(recording, say=lambda _: None)
@@ -148,3 +171,15 @@ class ExamplesPlugin(BasePlugin):
             if parameter.get("in") == "path" and parameter.get("name") in named:
                 parameter["example"] = named[parameter["name"]]
         return None
+
+    def operation_helper(self, path: str | None = None, operations: dict[str, Any] | None = None,
+                         **kwargs: Any) -> None:
+        """A write without a body (a removal) shows its fields' example as its query parameters' (once the schema
+        plugin has spread its query schema into them)."""
+        for operation in (operations or {}).values():
+            example = examples().get(operation.get("operationId"))
+            if example is None or "requestBody" in operation:
+                continue
+            for parameter in operation.get("parameters", []):
+                if isinstance(parameter, dict) and parameter.get("in") == "query" and parameter.get("name") in example.body:
+                    parameter["example"] = example.body[parameter["name"]]

@@ -31,7 +31,8 @@ from projections.store import Store
 #: Endpoints anyone may read: liveness, the OpenAPI document and its offline viewer, and the audit log's public
 #: commitments (signed checkpoints, the verifier key, consistency proofs: sizes and hashes, nothing of a case).
 PUBLIC_ENDPOINTS = {"health.health", "api-docs.openapi_json", "docs", "docs_static", "audit.checkpoint_key",
-                    "audit.latest_checkpoint", "audit.checkpoint_of_size", "audit.consistency"}
+                    "audit.latest_checkpoint", "audit.checkpoint_of_size", "audit.consistency",
+                    "subscriptions.feed"}  # a calendar feed: its secret address is its credential (docs/api.md)
 MAX_IDEMPOTENCY_KEY = 255
 
 

@@ -10,6 +10,13 @@ from api.fields import MAX_COUNT, Count, Day, Moment, Name, Reference
 from projections.queries import DEADLINE_STATUSES
 
 
+#: `?format=csv` (or `Accept: text/csv`): every row the filters select, as CSV, streamed (docs/api.md).
+FORMAT = fields.String(validate=validate.OneOf(("json", "csv")), metadata={
+    "description": "csv: every row as CSV (UTF-8 with BOM, `;`-separated), not a page; also `Accept: text/csv`"})
+#: Every list's page: `offset` rows skipped, at most `limit` given (docs/api.md).
+OFFSET_DOC = {"description": "rows of the list skipped (the answer's `next` gives the next page)"}
+
+
 class NextActSchema(Schema):
     """An act the case's lifecycle admits now (docs/law/lifecycles.md): the body still has to be competent and
     the legal date sound when it is recorded."""
@@ -140,7 +147,7 @@ class CaseListQuerySchema(Schema):
     municipality = Reference(metadata={"description": "IBGE code of a municipality the case concerns"})
     text = Name(metadata={"description": "words of the case's number or names (% and _ are plain characters)"})
     limit = Count(load_default=50, minimum=1, maximum=500)
-    offset = Count(load_default=0, maximum=MAX_COUNT)
+    offset = Count(load_default=0, maximum=MAX_COUNT, metadata=OFFSET_DOC)
 
 
 class CaseSummarySchema(Schema):
@@ -170,11 +177,25 @@ class CaseSummarySchema(Schema):
     version = fields.Integer()
 
 
-class CasePageSchema(Schema):
-    items = fields.List(fields.Nested(CaseSummarySchema), required=True)
+class PageSchema(Schema):
+    """The envelope of every list (docs/api.md, "Reading and pagination"): a page of `items`, how many there are
+    in `total` with the same filters, and `next`, the page after (null on the last); never cut silently."""
+
+    total = fields.Integer(required=True, metadata={"description": "how many rows the filters select, all pages"})
     limit = fields.Integer(required=True)
     offset = fields.Integer(required=True)
-    next_offset = fields.Integer(allow_none=True, metadata={"description": "null on the last page"})
+    next = fields.String(allow_none=True, metadata={
+        "description": "the path and query of the next page (null on the last page)"})
+    next_offset = fields.Integer(allow_none=True, metadata={"description": "the next page's offset (null on the "
+                                                                           "last page)"})
+
+
+def page_of(item: type[Schema], name: str) -> type[Schema]:
+    """A page of `item`s: the envelope with its `items`."""
+    return type(name, (PageSchema,), {"items": fields.List(fields.Nested(item), required=True),
+                                      "__doc__": PageSchema.__doc__})
+
+
 
 
 class ChainReportSchema(Schema):
@@ -213,6 +234,8 @@ class DeadlineQuerySchema(Schema):
     status = fields.String(validate=validate.OneOf(DEADLINE_STATUSES))
     due_before = Day(metadata={"description": "due on or before this day"})
     limit = Count(load_default=500, minimum=1, maximum=5000)
+    offset = Count(load_default=0, maximum=MAX_COUNT, metadata=OFFSET_DOC)
+    format = FORMAT
 
 
 class AlertSchema(Schema):
@@ -242,6 +265,8 @@ class AlertQuerySchema(Schema):
     since = Moment(metadata={"description": "raised at or after this moment (ISO 8601 with time zone)"})
     case_id = Reference()
     limit = Count(load_default=500, minimum=1, maximum=5000)
+    offset = Count(load_default=0, maximum=MAX_COUNT, metadata=OFFSET_DOC)
+    format = FORMAT
 
 
 class FreezeSchema(Schema):
@@ -257,6 +282,8 @@ class FreezeSchema(Schema):
 class FreezeQuerySchema(Schema):
     active = fields.Boolean()
     municipality = Reference()
+    limit = Count(load_default=500, minimum=1, maximum=5000)
+    offset = Count(load_default=0, maximum=MAX_COUNT, metadata=OFFSET_DOC)
 
 
 class MunicipalitySchema(Schema):
@@ -275,6 +302,15 @@ class MunicipalitySchema(Schema):
 class MunicipalityQuerySchema(Schema):
     text = Name(metadata={"description": "words of the name (accents and case ignored; % and _ are plain "
                                          "characters)"})
+    limit = Count(load_default=500, minimum=1, maximum=5000)
+    offset = Count(load_default=0, maximum=MAX_COUNT, metadata=OFFSET_DOC)
+
+
+CasePageSchema = page_of(CaseSummarySchema, "CasePageSchema")
+DeadlinePageSchema = page_of(DeadlineSchema, "DeadlinePageSchema")
+AlertPageSchema = page_of(AlertSchema, "AlertPageSchema")
+FreezePageSchema = page_of(FreezeSchema, "FreezePageSchema")
+MunicipalityPageSchema = page_of(MunicipalitySchema, "MunicipalityPageSchema")
 
 
 class HealthSchema(Schema):

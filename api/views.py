@@ -8,16 +8,19 @@ which the projector keeps current (`/health` shows how far it has read).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlencode
 
-from flask import Response, current_app
+from flask import Response, current_app, request, stream_with_context
 from flask_babel import gettext as _
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
 
 from api import responses as r
 from api.acts import act_links, case_link
+from api.exports import csv_lines
 from api.http import errors_doc, etag, read_store, settings, tramita
 from projections import projector, queries
 
@@ -26,6 +29,38 @@ reads = Blueprint("read-models", __name__, description="Deadlines, alerts, Art. 
 health = Blueprint("health", __name__, description="Liveness and the projections' progress")
 
 READ_ERRORS = [401, 422]
+#: The `text/csv` answer a list gives with `?format=csv` or `Accept: text/csv` (api/exports.py).
+CSV_DOC = {"content": {"text/csv": {"schema": {"type": "string"}}},
+           "description": "a page as JSON; with `?format=csv` or `Accept: text/csv`, every row as CSV (UTF-8 with "
+                          "BOM, `;`-separated, CRLF), streamed"}
+
+
+def page(items: list[dict[str, Any]], total: int, query: dict[str, Any]) -> dict[str, Any]:
+    """The envelope of every list: the page, the total, and the next page's path and query (null on the last)."""
+    limit, offset = query["limit"], query["offset"]
+    following = offset + len(items) if items and offset + len(items) < total else None
+    next_page = None
+    if following is not None:
+        args = {**request.args.to_dict(), "limit": str(limit), "offset": str(following)}
+        next_page = f"{request.path}?{urlencode(args)}"
+    return {"items": items, "total": total, "limit": limit, "offset": offset, "next": next_page,
+            "next_offset": following}
+
+
+def wants_csv(query: dict[str, Any]) -> bool:
+    """`?format=csv`, or no `format` and an `Accept` that prefers text/csv to JSON."""
+    if "format" in query:
+        return query["format"] == "csv"
+    best = request.accept_mimetypes.best_match(["application/json", "text/csv"])
+    return best == "text/csv" and request.accept_mimetypes["text/csv"] > request.accept_mimetypes["application/json"]
+
+
+def csv_response(name: str, columns: list[str], rows: Iterable[dict[str, Any]]) -> Response:
+    """Every row, streamed as it is read (api/exports.py for the format)."""
+    day = tramita().today().isoformat()
+    return Response(stream_with_context(csv_lines(columns, rows)), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{name}-{day}.csv"',
+                             "Content-Type": "text/csv; charset=utf-8; header=present"})
 #: Projection failures `/health` lists at most (the first ones; `tramita project --once` names them all).
 HEALTH_FAILURES = 100
 
@@ -36,10 +71,9 @@ HEALTH_FAILURES = 100
 @errors_doc(READ_ERRORS, summary="Cases by kind, stage, municipality or words of their names (projection)")
 @cases.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the first case listed")}})
 def list_cases(query: dict[str, Any]):  # noqa: ANN201
-    items = queries.cases(read_store(), **query)
-    full = len(items) == query["limit"]
-    return {"items": items, "limit": query["limit"], "offset": query["offset"],
-            "next_offset": query["offset"] + query["limit"] if full else None}
+    store = read_store()
+    filters = {k: v for k, v in query.items() if k not in ("limit", "offset")}
+    return page(queries.cases(store, **query), queries.count_cases(store, **filters), query)
 
 
 @cases.route("/cases/<case_ref>", methods=["GET"], endpoint="get_case")
@@ -102,38 +136,56 @@ def case_deadlines(case_ref: str):  # noqa: ANN201
 
 @reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")
 @reads.arguments(r.DeadlineQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, r.DeadlineSchema(many=True))
+@reads.response(200, r.DeadlinePageSchema)
 @errors_doc(READ_ERRORS, summary="Deadlines of every case by status today (due-soon, missed, ...) and due date")
-@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
+@reads.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the case of the first listed"),
+                            **CSV_DOC}})
 def list_deadlines(query: dict[str, Any]):  # noqa: ANN201
-    return queries.deadlines(read_store(), today=tramita().today(), due_soon_days=settings()["due_soon_days"], **query)
+    store, as_csv = read_store(), wants_csv(query)
+    filters = {"today": tramita().today(), "due_soon_days": settings()["due_soon_days"],
+               **{k: v for k, v in query.items() if k not in ("limit", "offset", "format")}}
+    if as_csv:
+        return csv_response("prazos", list(r.DeadlineSchema().fields), queries.each_deadline(store, **filters))
+    return page(queries.deadlines(store, **filters, limit=query["limit"], offset=query["offset"]),
+                queries.count_deadlines(store, **filters), query)
 
 
 @reads.route("/alerts", methods=["GET"], endpoint="list_alerts")
 @reads.arguments(r.AlertQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, r.AlertSchema(many=True))
+@reads.response(200, r.AlertPageSchema)
 @errors_doc(READ_ERRORS, summary="Compliance alerts raised at or after a moment, oldest first")
-@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
+@reads.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the case of the first listed"),
+                            **CSV_DOC}})
 def list_alerts(query: dict[str, Any]):  # noqa: ANN201
-    since: datetime | None = query.pop("since", None)  # raised_at is stored in UTC: compare in UTC
-    return queries.alerts(read_store(), since=since.astimezone(timezone.utc).isoformat() if since else None, **query)
+    since: datetime | None = query.get("since")  # raised_at is stored in UTC: compare in UTC
+    filters = {"since": since.astimezone(timezone.utc).isoformat() if since else None,
+               "case_id": query.get("case_id")}
+    store = read_store()
+    if wants_csv(query):
+        return csv_response("alertas", list(r.AlertSchema().fields), queries.each_alert(store, **filters))
+    return page(queries.alerts(store, **filters, limit=query["limit"], offset=query["offset"]),
+                queries.count_alerts(store, **filters), query)
 
 
 @reads.route("/freezes", methods=["GET"], endpoint="list_freezes")
 @reads.arguments(r.FreezeQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, r.FreezeSchema(many=True))
+@reads.response(200, r.FreezePageSchema)
 @errors_doc(READ_ERRORS, summary="Art. 38: territories frozen by open cases (and lifted freezes)")
-@reads.doc(responses={200: {"links": case_link("$response.body#/0/case_id", "the case of the first listed")}})
+@reads.doc(responses={200: {"links": case_link("$response.body#/items/0/case_id", "the case of the first listed")}})
 def list_freezes(query: dict[str, Any]):  # noqa: ANN201
-    return queries.freezes(read_store(), **query)
+    store = read_store()
+    filters = {k: v for k, v in query.items() if k not in ("limit", "offset")}
+    return page(queries.freezes(store, **query), queries.count_freezes(store, **filters), query)
 
 
 @reads.route("/municipalities", methods=["GET"], endpoint="list_municipalities")
 @reads.arguments(r.MunicipalityQuerySchema, location="query", unknown=RAISE)
-@reads.response(200, r.MunicipalitySchema(many=True))
+@reads.response(200, r.MunicipalityPageSchema)
 @errors_doc(READ_ERRORS, summary="The registry: Acre's municipalities and their figures in force")
 def list_municipalities(query: dict[str, Any]):  # noqa: ANN201
-    return queries.municipalities(read_store(), **query)
+    store = read_store()
+    filters = {k: v for k, v in query.items() if k not in ("limit", "offset")}
+    return page(queries.municipalities(store, **query), queries.count_municipalities(store, **filters), query)
 
 
 @reads.route("/municipalities/<ibge_code>", methods=["GET"], endpoint="get_municipality")

@@ -15,11 +15,13 @@ it names no article. It goes through the same alerts table, `/alerts`, scheduler
 from __future__ import annotations
 
 import re
+import types
 from datetime import date, datetime
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate
+from domain.chain import added_by_upcast
 from domain.errors import InvalidActError
 
 ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
@@ -34,6 +36,18 @@ BREACH = "breach"
 BREACH_ARTICLE = "art-10-par-1"
 #: The delivery record of an alert sent to the webhook (None: no delivery recorded yet).
 DELIVERED, FAILED = "delivered", "failed"
+
+
+def _delivered_to(alert: Alert, subscription: str | None, outcome: str, tries: int, error: str | None) -> None:
+    """A round's outcome: on the alert itself for the operators' webhook, in `deliveries` for a subscription's."""
+    if subscription is None:
+        alert.delivery, alert.delivery_tries = outcome, alert.delivery_tries + tries
+        if error is not None:
+            alert.delivery_error = error
+        return
+    before = alert.deliveries.get(subscription, {"tries": 0, "error": None})
+    alert.deliveries = {**alert.deliveries, subscription: {
+        "delivery": outcome, "tries": before["tries"] + tries, "error": error if error is not None else before["error"]}}
 
 
 def due_soon(days: int) -> str:
@@ -65,6 +79,8 @@ class Alert(ChainedAggregate):
     #: What a system alert is about and what it says (None on a case's alert).
     subject: str | None = None
     message: str | None = None
+    #: Each subscription's delivery record: {subscription id: {delivery, tries, error}} (never changed in place).
+    deliveries = types.MappingProxyType({})
 
     @staticmethod
     def id_for(case_id: UUID | str, deadline: str, kind: str) -> UUID:
@@ -94,6 +110,7 @@ class Alert(ChainedAggregate):
             alert.municipality, alert.due_on, alert.days_overdue = self.municipality, self.due_on, self.days_overdue
             alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
             alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
+            alert.deliveries = {}
 
     class SystemRaised(ChainedAggregate.Created):
         """The system tells its operators something not tied to a case: a kind, its subject, and what happened."""
@@ -109,24 +126,42 @@ class Alert(ChainedAggregate):
             alert.kind, alert.subject, alert.message, alert.article = self.kind, self.subject, self.message, self.article
             alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
             alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
+            alert.deliveries = {}
 
     class Delivered(ChainedAggregate.Event):
-        """The alert reached the configured webhook, after `tries` attempts of this round of delivery."""
+        """The alert reached the operators' webhook (`subscription` None) or a subscription's, after `tries`
+        attempts of this round of delivery.
+
+        Version 2 added `subscription`; a delivery recorded before (version 1) was to the operators' webhook."""
+
+        class_version = 2
 
         tries: int
+        subscription: str | None
 
         def assign(self, alert: Alert) -> None:
-            alert.delivery, alert.delivery_tries = DELIVERED, alert.delivery_tries + self.tries
+            _delivered_to(alert, self.subscription, DELIVERED, self.tries, None)
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            added_by_upcast(state, subscription=None)
 
     class DeliveryFailed(ChainedAggregate.Event):
-        """Every one of `tries` attempts to reach the webhook failed; the alert itself stands, undelivered."""
+        """Every one of `tries` attempts to reach the webhook (the operators', or a subscription's) failed; the
+        alert itself stands, undelivered. Version 2 added `subscription`, as on `Delivered`."""
+
+        class_version = 2
 
         tries: int
         last_error: str
+        subscription: str | None
 
         def assign(self, alert: Alert) -> None:
-            alert.delivery, alert.delivery_tries = FAILED, alert.delivery_tries + self.tries
-            alert.delivery_error = self.last_error
+            _delivered_to(alert, self.subscription, FAILED, self.tries, self.last_error)
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            added_by_upcast(state, subscription=None)
 
     @classmethod
     def raise_for(cls, ctx: ActContext, *, case_id: UUID, case_number: str, key: str, deadline: dict[str, Any],
@@ -169,9 +204,12 @@ class Alert(ChainedAggregate):
         return cls._start(cls.SystemRaised, ctx, id=cls.system_id_for(kind, subject), article=None, kind=kind,
                           subject=subject, message=message, raised_at=ctx.recorded_at)
 
-    def record_delivery(self, ctx: ActContext, *, tries: int, error: str | None = None) -> None:
-        """Record how a round of delivery to the webhook ended: delivered, or failed with the last error."""
+    def record_delivery(self, ctx: ActContext, *, tries: int, error: str | None = None,
+                        subscription: str | None = None) -> None:
+        """Record how a round of delivery to the operators' webhook (or to the subscription `subscription`'s)
+        ended: delivered, or failed with the last error."""
         if error is None:
-            self._record(self.Delivered, ctx, article=self.article, tries=tries)
+            self._record(self.Delivered, ctx, article=self.article, tries=tries, subscription=subscription)
         else:
-            self._record(self.DeliveryFailed, ctx, article=self.article, tries=tries, last_error=error)
+            self._record(self.DeliveryFailed, ctx, article=self.article, tries=tries, last_error=error,
+                         subscription=subscription)

@@ -35,6 +35,8 @@ def further_acts(app: Tramita, say: Callable[[str], None] = print) -> None:
     creation_verified_then_archived_2026(app, say)
     extinction_requested_2026(app, say)
     federal_period_amendment_2026(app, say)
+    if app.subscription_keys is not None:  # subscriptions need the deployment's subscription key
+        alerts_subscribed(app, say)
 
 
 def dismemberment_dispensed_2026(app: Tramita, say: Callable[[str], None]) -> str:
@@ -100,3 +102,14 @@ def federal_period_amendment_2026(app: Tramita, say: Callable[[str], None]) -> N
          "source": "LC federal 999/2026 (ilustrativa, demo), art. 1º: o período termina em 2027-06-30"},
     ])
     say(f"statute: {FEDERAL_LAW} recorded; a federal period from 2027-01-01 to 2027-06-30")
+
+
+def alerts_subscribed(app: Tramita, say: Callable[[str], None]) -> None:
+    """Part 9: the TRE has its missed deadlines sent to its own webhook; Xapuri's mayor follows the municipality's
+    open deadlines in a calendar feed; the TRE later ends its subscription (an address of the demo, illustrative)."""
+    webhook = app.subscribe(TRE, token_id=None, url="https://alertas.tre-ac.jus.br/tramita",
+                            kinds=["missed"])
+    mayor = municipal("mayor", XAPURI)
+    app.subscribe(mayor, token_id=None, channel="calendar", municipality=XAPURI)
+    app.remove_subscription(TRE, str(webhook.subscription.id), reason="endereço substituído (demo)")
+    say("subscriptions: the TRE's webhook for missed deadlines (then ended) and Xapuri's mayor's calendar feed")

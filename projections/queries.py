@@ -10,6 +10,7 @@ reads another index, `alerts_due_on`, which leaves out the deadlines already ale
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import Any
 
@@ -58,8 +59,21 @@ LIKE = "LIKE ? ESCAPE '\\'"
 def cases(store: Store, *, kind: str | None = None, stage: str | None = None, municipality: str | None = None,
           text: str | None = None, limit: int = PAGE, offset: int = 0) -> list[dict[str, Any]]:
     """Cases by kind, stage, municipality concerned (origin, receiving or new) and words of their names."""
+    where, params = _case_filter(kind, stage, municipality, text)
+    sql = f"SELECT c.* FROM cases c{where} ORDER BY c.number LIMIT ? OFFSET ?"
+    return [_decoded(r) for r in store.query_dicts(sql, [*params, limit, offset])]
+
+
+def count_cases(store: Store, *, kind: str | None = None, stage: str | None = None, municipality: str | None = None,
+                text: str | None = None) -> int:
+    where, params = _case_filter(kind, stage, municipality, text)
+    return int(store.query(f"SELECT COUNT(*) FROM cases c{where}", params)[0][0])
+
+
+def _case_filter(kind: str | None, stage: str | None, municipality: str | None,
+                 text: str | None) -> tuple[str, list[Any]]:
     pattern = _containing(text) if text else None
-    where, params = _where(
+    return _where(
         ("c.kind = ?", _given(kind)),
         ("c.stage = ?", _given(stage)),
         ("EXISTS (SELECT 1 FROM case_municipalities cm WHERE cm.case_id = c.case_id AND cm.municipality = ?)",
@@ -68,8 +82,6 @@ def cases(store: Store, *, kind: str | None = None, stage: str | None = None, mu
          f"ON m.code = cm.municipality WHERE cm.case_id = c.case_id AND m.search {LIKE}))",
          (pattern, pattern) if pattern else None),
     )
-    sql = f"SELECT c.* FROM cases c{where} ORDER BY c.number LIMIT ? OFFSET ?"
-    return [_decoded(r) for r in store.query_dicts(sql, [*params, limit, offset])]
 
 
 def case(store: Store, case_id: str) -> dict[str, Any] | None:
@@ -77,13 +89,9 @@ def case(store: Store, case_id: str) -> dict[str, Any] | None:
     return _decoded(rows[0]) if rows else None
 
 
-def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | None = None,
-              due_before: date | None = None, case_id: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
-    """Deadlines with their status on `today`; `due_before` keeps those due on or before that day.
-
-    due-soon: open and due within `due_soon_days` (today included); missed: recorded missed, or open and its
-    due day before `today`; open: open and due later (or not yet dated).
-    """
+def _deadline_filter(today: date, due_soon_days: int, status: str | None, due_before: date | None,
+                     case_id: str | None, who: str | None = None, municipality: str | None = None,
+                     open_only: bool = False) -> tuple[str, list[Any]]:
     if status is not None and status not in DEADLINE_STATUSES:
         raise ValueError(f"status: {status!r} is not one of {', '.join(DEADLINE_STATUSES)}")
     today_iso, soon_iso = today.isoformat(), (today + timedelta(days=due_soon_days)).isoformat()
@@ -92,12 +100,57 @@ def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | No
         "due-soon": ("status = 'open' AND due_on >= ? AND due_on <= ?", (today_iso, soon_iso)),
         "open": ("status = 'open' AND (due_on IS NULL OR due_on > ?)", (soon_iso,)),
     }
-    where, params = _where(by_status.get(status or "", ("status = ?", _given(status))),
-                           ("due_on <= ?", _given(due_before and due_before.isoformat())),
-                           ("case_id = ?", _given(case_id)))
-    sql = f"SELECT * FROM deadlines{where}"
-    sql += " ORDER BY due_on, case_number, deadline LIMIT ?"
-    return [_with_status(row, today, due_soon_days) for row in store.query_dicts(sql, [*params, limit])]
+    return _where(by_status.get(status or "", ("status = ?", _given(status))),
+                  ("due_on <= ?", _given(due_before and due_before.isoformat())),
+                  ("case_id = ?", _given(case_id)), ("who = ?", _given(who)),
+                  ("municipality = ?", _given(municipality)),
+                  ("closed_by IS NULL AND due_on IS NOT NULL", () if open_only else None))
+
+
+#: The order of every list of deadlines: by due day, then case and deadline (the key: a total order, so that
+#: pages neither repeat nor skip a row).
+DEADLINE_ORDER = " ORDER BY due_on, case_number, case_id, deadline"
+
+
+def deadlines(store: Store, *, today: date, due_soon_days: int, status: str | None = None,
+              due_before: date | None = None, case_id: str | None = None, limit: int = 500,
+              offset: int = 0) -> list[dict[str, Any]]:
+    """Deadlines with their status on `today`; `due_before` keeps those due on or before that day; a page of
+    `limit` rows from `offset` (`count_deadlines` says how many there are in all).
+
+    due-soon: open and due within `due_soon_days` (today included); missed: recorded missed, or open and its
+    due day before `today`; open: open and due later (or not yet dated).
+    """
+    where, params = _deadline_filter(today, due_soon_days, status, due_before, case_id)
+    sql = f"SELECT * FROM deadlines{where}{DEADLINE_ORDER} LIMIT ? OFFSET ?"
+    return [_with_status(row, today, due_soon_days) for row in store.query_dicts(sql, [*params, limit, offset])]
+
+
+def count_deadlines(store: Store, *, today: date, due_soon_days: int, status: str | None = None,
+                    due_before: date | None = None, case_id: str | None = None) -> int:
+    """How many deadlines `deadlines` lists with these filters, over all its pages."""
+    where, params = _deadline_filter(today, due_soon_days, status, due_before, case_id)
+    return int(store.query(f"SELECT COUNT(*) FROM deadlines{where}", params)[0][0])
+
+
+def each_deadline(store: Store, *, chunk: int = 2000, **filters: Any) -> Iterator[dict[str, Any]]:
+    """Every deadline `deadlines` lists with these filters, in its order, read `chunk` rows at a time (for an
+    export streamed row by row: no cap)."""
+    offset = 0
+    while rows := deadlines(store, **filters, limit=chunk, offset=offset):
+        yield from rows
+        offset += len(rows)
+        if len(rows) < chunk:
+            return
+
+
+def open_deadlines_of(store: Store, *, today: date, due_soon_days: int, who: str | None,
+                      municipality: str | None, case_id: str | None) -> list[dict[str, Any]]:
+    """The deadlines a body must still meet (no closing act, a due day), for its calendar feed: those of `who`
+    (every body's when None), of `municipality` and of `case_id` when given, with their status on `today`."""
+    where, params = _deadline_filter(today, due_soon_days, None, None, case_id, who, municipality, open_only=True)
+    rows = store.query_dicts(f"SELECT * FROM deadlines{where}{DEADLINE_ORDER}", params)
+    return [_with_status(row, today, due_soon_days) for row in rows]
 
 
 def case_deadlines(case: Case, *, today: date, due_soon_days: int) -> list[dict[str, Any]]:
@@ -178,27 +231,81 @@ def effective_status(row: dict[str, Any], today: date, due_soon_days: int) -> st
     return "missed" if left < 0 else "due-soon" if left <= due_soon_days else "open"
 
 
-def freezes(store: Store, *, active: bool | None = None, municipality: str | None = None) -> list[dict[str, Any]]:
-    """Art. 38: freezes, active or lifted, with the blocking case."""
-    where, params = _where(("active = ?", None if active is None else (int(active),)),
-                           ("municipality = ?", _given(municipality)))
-    rows = store.query_dicts(f"SELECT * FROM freezes{where} ORDER BY municipality, since, case_number", params)
+def _freeze_filter(active: bool | None, municipality: str | None) -> tuple[str, list[Any]]:
+    return _where(("active = ?", None if active is None else (int(active),)), ("municipality = ?", _given(municipality)))
+
+
+def freezes(store: Store, *, active: bool | None = None, municipality: str | None = None, limit: int | None = None,
+            offset: int = 0) -> list[dict[str, Any]]:
+    """Art. 38: freezes, active or lifted, with the blocking case (all of them, or a page)."""
+    where, params = _freeze_filter(active, municipality)
+    page = "" if limit is None else f" LIMIT {int(limit)} OFFSET {int(offset)}"
+    rows = store.query_dicts(f"SELECT * FROM freezes{where} ORDER BY municipality, since, case_number, case_id{page}",
+                             params)
     return [{**r, "active": bool(r["active"])} for r in rows]
 
 
-def alerts(store: Store, *, since: str | None = None, case_id: str | None = None,
-           limit: int = 500) -> list[dict[str, Any]]:
-    """Alerts raised at or after `since` (an ISO timestamp), oldest first."""
-    where, params = _where(("raised_at >= ?", _given(since)), ("case_id = ?", _given(case_id)))
-    return store.query_dicts(f"SELECT * FROM alerts{where} ORDER BY raised_at, alert_id LIMIT ?", [*params, limit])
+def count_freezes(store: Store, *, active: bool | None = None, municipality: str | None = None) -> int:
+    where, params = _freeze_filter(active, municipality)
+    return int(store.query(f"SELECT COUNT(*) FROM freezes{where}", params)[0][0])
 
 
-def municipalities(store: Store, *, text: str | None = None) -> list[dict[str, Any]]:
-    where, params = "", []
-    if text:
-        where, params = f" WHERE search {LIKE}", [_containing(text)]
-    rows = store.query_dicts(f"SELECT * FROM municipalities{where} ORDER BY name", params)
+def _alert_filter(since: str | None, case_id: str | None) -> tuple[str, list[Any]]:
+    return _where(("raised_at >= ?", _given(since)), ("case_id = ?", _given(case_id)))
+
+
+def alerts(store: Store, *, since: str | None = None, case_id: str | None = None, limit: int = 500,
+           offset: int = 0) -> list[dict[str, Any]]:
+    """Alerts raised at or after `since` (an ISO timestamp), oldest first; a page of `limit` rows from `offset`
+    (`count_alerts` says how many in all)."""
+    where, params = _alert_filter(since, case_id)
+    return store.query_dicts(f"SELECT * FROM alerts{where} ORDER BY raised_at, alert_id LIMIT ? OFFSET ?",
+                             [*params, limit, offset])
+
+
+def count_alerts(store: Store, *, since: str | None = None, case_id: str | None = None) -> int:
+    where, params = _alert_filter(since, case_id)
+    return int(store.query(f"SELECT COUNT(*) FROM alerts{where}", params)[0][0])
+
+
+def each_alert(store: Store, *, chunk: int = 2000, **filters: Any) -> Iterator[dict[str, Any]]:
+    """Every alert `alerts` lists with these filters, oldest first, `chunk` rows at a time (an export: no cap)."""
+    offset = 0
+    while rows := alerts(store, **filters, limit=chunk, offset=offset):
+        yield from rows
+        offset += len(rows)
+        if len(rows) < chunk:
+            return
+
+
+def undelivered_to(store: Store, subscription_id: str, since: str, *, limit: int = 10_000) -> list[dict[str, Any]]:
+    """A case's alerts raised at or after `since` that no round has delivered to the subscription yet (none, or
+    the last failed), oldest first: the subscription's filters are its own to apply (domain/subscriptions.py)."""
+    return store.query_dicts(
+        "SELECT a.* FROM alerts a WHERE a.case_id IS NOT NULL AND a.raised_at >= ? AND NOT EXISTS ("
+        "SELECT 1 FROM alert_deliveries d WHERE d.alert_id = a.alert_id AND d.subscription_id = ? "
+        "AND d.delivery = 'delivered') ORDER BY a.raised_at, a.alert_id LIMIT ?", (since, subscription_id, limit))
+
+
+def deliveries(store: Store, subscription_id: str) -> dict[str, int]:
+    """How the subscription's deliveries stand: rounds' outcomes counted by their last state."""
+    rows = store.query("SELECT delivery, COUNT(*) FROM alert_deliveries WHERE subscription_id = ? GROUP BY delivery",
+                       (subscription_id,))
+    return {str(delivery): int(count) for delivery, count in rows}
+
+
+def municipalities(store: Store, *, text: str | None = None, limit: int | None = None,
+                   offset: int = 0) -> list[dict[str, Any]]:
+    """The registry's municipalities by name (all of them, or a page)."""
+    where, params = _where((f"search {LIKE}", (_containing(text),) if text else None))
+    page = "" if limit is None else f" LIMIT {int(limit)} OFFSET {int(offset)}"
+    rows = store.query_dicts(f"SELECT * FROM municipalities{where} ORDER BY name, code{page}", params)
     return [_municipality(r) for r in rows]
+
+
+def count_municipalities(store: Store, *, text: str | None = None) -> int:
+    where, params = _where((f"search {LIKE}", (_containing(text),) if text else None))
+    return int(store.query(f"SELECT COUNT(*) FROM municipalities{where}", params)[0][0])
 
 
 def municipality(store: Store, code: str) -> dict[str, Any] | None:

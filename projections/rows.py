@@ -166,6 +166,13 @@ def alert_rows(alert: Alert) -> list[Row]:
     )]
 
 
+def delivery_rows(alert: Alert) -> list[Row]:
+    """Each subscription's delivery record of the alert (domain/subscriptions.py): delivered or failed, the tries
+    of every round, the last error."""
+    return [(str(alert.id), subscription, d["delivery"], d["tries"], d["error"])
+            for subscription, d in sorted(alert.deliveries.items())]
+
+
 KINDS: dict[type, str] = {Case: "case", Municipality: "municipality", Alert: "alert"}
 
 #: table name -> the function giving its rows from one aggregate's state.
@@ -175,6 +182,7 @@ ROWS: dict[str, Callable[[Any], list[Row]]] = {
     "deadlines": deadline_rows,
     "freezes": freeze_rows,
     "alerts": alert_rows,
+    "alert_deliveries": delivery_rows,
     "municipalities": municipality_rows,
 }
 

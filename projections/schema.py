@@ -89,6 +89,11 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
             ("delivery_tries", INT), ("delivery_error", TEXT), ("subject", TEXT), ("message", TEXT),
         ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",), ("delivery",))),
     )),
+    Projection("deliveries", ("alert",), (
+        Table("alert_deliveries", (
+            ("alert_id", TEXT), ("subscription_id", TEXT), ("delivery", TEXT), ("tries", INT), ("error", TEXT),
+        ), key=("alert_id", "subscription_id"), owner="alert_id", indexes=(("subscription_id", "delivery"),)),
+    )),
     Projection("municipalities", ("municipality",), (
         Table("municipalities", (
             ("code", TEXT), ("name", TEXT), ("uf", TEXT), ("figures", TEXT), ("districts", TEXT),

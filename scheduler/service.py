@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -38,6 +39,7 @@ from scheduler.config import SchedulerConfig
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
 from scheduler.scan import SCHEDULER, ScanResult, scan
+from scheduler.subscribers import Subscribers
 from scheduler.webhook import Webhook
 
 #: Seconds the webhook's queue may take to drain at shutdown before the process exits anyway.
@@ -57,6 +59,8 @@ class Scanner:
     leadership: Leadership | None = None
     handed: set[str] = field(default_factory=set)
     """System alerts this process has logged or handed to the webhook."""
+    subscribers: Subscribers | None = None
+    """The subscriptions' webhooks (None: no subscription key, so no subscription can be served)."""
 
     def scan(self) -> ScanResult:
         if self.leadership is not None:
@@ -65,9 +69,13 @@ class Scanner:
         for case_id, error in result.unreadable:
             self.log("case-unreadable", case_id=case_id, error=error)
         system = self._system_alerts()
+        if self.subscribers is not None:
+            self.subscribers.refresh()
         for alert in [*result.raised, *system]:
             fields = alert_fields(alert)
             self.log("alert", **fields)
+            if self.subscribers is not None:
+                self.subscribers.submit(alert, fields)
             if self.webhook is not None:
                 self.webhook.submit(alert.id, fields)
         self.log("scan", today=result.today, deadlines=result.deadlines, cases=result.cases,
@@ -83,17 +91,24 @@ class Scanner:
         return [self.app.get_alert(UUID(alert_id)) for alert_id in new]
 
     def redeliver(self) -> int:
-        """Hand the webhook every alert whose last delivery round did not deliver it; return how many."""
-        if self.webhook is None:
+        """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's
+        webhook each of its alerts not delivered to it; return how many."""
+        if self.webhook is None and self.subscribers is None:
             return 0
         self.projector.catch_up()
+        queued = 0
+        if self.subscribers is not None:
+            self.subscribers.refresh()
+            queued = self.subscribers.redeliver()
+        if self.webhook is None:
+            return queued
         rows = queries.undelivered_alerts(self.store)
         for row in rows:
             alert = self.app.get_alert(UUID(row["alert_id"]))
             self.webhook.submit(alert.id, alert_fields(alert))
             if alert.case_id is None:
                 self.handed.add(row["alert_id"])
-        return len(rows)
+        return queued + len(rows)
 
 
 @dataclass
@@ -138,8 +153,15 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
         log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
         return 0
     webhook = webhook_for(config, app, log, **(webhook_options or {}))
+    subscribers = None
+    if app.subscription_keys is not None:
+        subscribers = Subscribers(app, store, log, config.webhook_tries, config.webhook_backoff_cap,
+                                  dict(webhook_options or {}))
+    elif unserved := len(app.subscriptions_in_force()):
+        log("subscriptions-off", subscriptions=unserved,
+            reason="no subscription key (TRAMITA_SUBSCRIPTION_KEY): no subscription is served")
     projector = Projector(app, store, cache_bytes=cache_bytes(os.environ))  # its catch-up before each scan
-    scanner = Scanner(app, store, projector, config.thresholds, log, webhook, leadership)
+    scanner = Scanner(app, store, projector, config.thresholds, log, webhook, leadership, subscribers=subscribers)
     checkpointer = Checkpointer(audit, log, leadership) if audit is not None and audit.signer is not None else None
     if audit is not None and checkpointer is None:
         log("checkpoints-off", reason="no signing key (TRAMITA_SIGNING_KEY): the audit log is not signed")
@@ -156,9 +178,20 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
         log("leadership-lost", pid=os.getpid(), error=str(lost))
         return 1
     finally:
-        if webhook is not None and not webhook.close(DRAIN_SECONDS):
-            log("webhook-not-drained", seconds=DRAIN_SECONDS)
+        _drain(webhook, subscribers, log)
         leadership.release()
+
+
+def _drain(webhook: Webhook | None, subscribers: Subscribers | None, log: Log) -> None:
+    """Let every queue deliver what it holds, all at once, within DRAIN_SECONDS in all."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    if webhook is not None:
+        webhook.finish()
+    busy = subscribers.close(DRAIN_SECONDS) if subscribers is not None else []
+    if webhook is not None and not webhook.join(max(0.0, deadline - time.monotonic())):
+        log("webhook-not-drained", seconds=DRAIN_SECONDS)
+    if busy:
+        log("webhook-not-drained", seconds=DRAIN_SECONDS, subscriptions=busy)
 
 
 def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkpointer | None,

@@ -103,13 +103,16 @@ class Webhook:
     def __init__(self, url: str, record: Record, *, tries: int, secret: str, backoff: float = BACKOFF,
                  backoff_cap: float = 60.0, post: Post = post_signed, sleep: Callable[[float], None] = time.sleep,
                  jitter: Callable[[float], float] = full_jitter, clock: Callable[[], datetime] = utc_now,
-                 log: Callable[..., None] | None = None) -> None:
+                 log: Callable[..., None] | None = None, subscription: str | None = None) -> None:
         self.url, self.record, self.tries = url, record, tries
         self.backoff, self.backoff_cap, self.jitter = backoff, backoff_cap, jitter
         self.signer, self.clock = Signer(secret), clock
         self.post, self.sleep, self.log = post, sleep, log or (lambda event, **fields: None)
+        #: A subscription's webhook names it in its log lines (None: the operators' webhook).
+        self.named = {"subscription_id": subscription} if subscription is not None else {}
         self._queue: queue.Queue[tuple[UUID, dict[str, Any]] | None] = queue.Queue()
-        self._worker = threading.Thread(target=self._work, name="tramita-webhook", daemon=True)
+        self._worker = threading.Thread(target=self._work, daemon=True,
+                                        name=f"tramita-webhook-{subscription}" if subscription else "tramita-webhook")
         self._worker.start()
 
     def submit(self, alert_id: UUID, payload: dict[str, Any]) -> None:
@@ -118,7 +121,15 @@ class Webhook:
 
     def close(self, timeout: float | None = None) -> bool:
         """Deliver what is queued, then stop the worker; False if it was still busy after `timeout` seconds."""
+        self.finish()
+        return self.join(timeout)
+
+    def finish(self) -> None:
+        """Stop the worker once what is queued now has been delivered (without waiting for it)."""
         self._queue.put(None)
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the worker to stop, at most `timeout` seconds; False if it is still busy."""
         self._worker.join(timeout)
         return not self._worker.is_alive()
 
@@ -151,14 +162,14 @@ class Webhook:
                     self.sleep(self.pause(attempt))
                 continue
             self._record(alert_id, attempt, None)
-            self.log("delivered", alert_id=str(alert_id), tries=attempt)
+            self.log("delivered", alert_id=str(alert_id), tries=attempt, **self.named)
             return
         self._record(alert_id, self.tries, error)
-        self.log("delivery-failed", alert_id=str(alert_id), tries=self.tries, last_error=error)
+        self.log("delivery-failed", alert_id=str(alert_id), tries=self.tries, last_error=error, **self.named)
 
     def _record(self, alert_id: UUID, tries: int, error: str | None) -> None:
         try:
             self.record(alert_id, tries, error)
         except Exception as failure:  # noqa: BLE001 - unrecorded: the next start delivers it again
             self.log("delivery-unrecorded", alert_id=str(alert_id), tries=tries,
-                     error=f"{type(failure).__name__}: {failure}")
+                     error=f"{type(failure).__name__}: {failure}", **self.named)

@@ -262,7 +262,7 @@ def test_cases_are_listed_from_the_projection_with_filters_and_pages(api, case):
     assert [c["number"] for c in last["items"]] == ["LC35-2026-0002"]
     assert api.get(f"/cases?municipality={FEIJO}&kind=creation").get_json()["items"][0]["case_id"] == case
     assert api.get("/cases?kind=fusion").get_json()["items"] == []
-    freezes = api.get(f"/freezes?municipality={FEIJO}&active=true").get_json()
+    freezes = api.get(f"/freezes?municipality={FEIJO}&active=true").get_json()["items"]
     assert {f["case_number"] for f in freezes} == {"LC35-2026-0001", "LC35-2026-0002"}
     assert api.get(f"/municipalities/{FEIJO}").get_json()["frozen"] is True
     assert_problem(api.get("/municipalities/9999999"), 404)
@@ -304,12 +304,12 @@ def test_alerts_the_scheduler_raised_are_read_through_the_api_since_a_moment(api
     api.clock.now = datetime(2026, 4, 9, 15, tzinfo=timezone.utc)
     scan(api.app, api.store, thresholds=(5, 1), projector=api.projector)
     api.projector.catch_up()  # what the running projector does
-    alerts = api.get("/alerts?since=2026-04-09T00:00:00Z").get_json()
+    alerts = api.get("/alerts?since=2026-04-09T00:00:00Z").get_json()["items"]
     assert [(a["kind"], a["article"], a["who"], a["due_on"], a["days_overdue"]) for a in alerts] == [
         ("missed", "art-10", "ibge", "2026-04-08", 1)]
-    assert api.get("/alerts?since=2026-04-10T00:00:00Z").get_json() == []
-    assert len(api.get("/alerts", query_string={"since": "2026-04-09T09:59:59-05:00"}).get_json()) == 1
-    missed = api.get("/deadlines?status=missed").get_json()
+    assert api.get("/alerts?since=2026-04-10T00:00:00Z").get_json()["items"] == []
+    assert api.get("/alerts", query_string={"since": "2026-04-09T09:59:59-05:00"}).get_json()["total"] == 1
+    missed = api.get("/deadlines?status=missed").get_json()["items"]
     assert [(d["deadline"], d["days_overdue"]) for d in missed] == [(alerts[0]["deadline"], 1)]
 
 

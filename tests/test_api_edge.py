@@ -258,8 +258,8 @@ def test_text_search_takes_percent_and_underscore_literally(edge: Edge):
         cases = edge.api.get("/cases", query_string={"text": query})
         municipalities = edge.api.get("/municipalities", query_string={"text": query})
         assert (cases.status_code, cases.get_json()["items"]) == (200, []), query
-        assert (municipalities.status_code, municipalities.get_json()) == (200, []), query
-    assert [m["name"] for m in edge.api.get("/municipalities?text=feijo").get_json()] == ["Feijó"]
+        assert (municipalities.status_code, municipalities.get_json()["items"]) == (200, []), query
+    assert [m["name"] for m in edge.api.get("/municipalities?text=feijo").get_json()["items"]] == ["Feijó"]
     assert [c["case_id"] for c in edge.api.get("/cases?text=taruma").get_json()["items"]] == [edge.case]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from api.examples import RECORDED_AT, demo_requests
+from domain.subscriptions import SubscriptionKeys
 from tests.api_client import ApiHarness
 
 WRITES = ("post", "put", "patch", "delete")
@@ -18,6 +19,7 @@ WRITES = ("post", "put", "patch", "delete")
 def api(tmp_path):  # noqa: ANN001, ANN201
     harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
     harness.clock.now = RECORDED_AT
+    harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
     yield harness
     harness.close()
 
@@ -32,9 +34,12 @@ def test_every_write_of_the_document_has_a_request_example_and_an_example_for_ea
     spec = api.client.get("/openapi.json").get_json()
     writes = write_operations(spec)
     assert {"petition-filed", "figure-recorded", "statute-amended", "finding-recorded", "law-enacted"} <= set(writes)
-    without = [name for name, (_, operation, _) in writes.items()
-               if "example" not in operation["requestBody"]["content"]["application/json"]]
+    without = [name for name, (_, operation, _) in writes.items() if "requestBody" in operation
+               and "example" not in operation["requestBody"]["content"]["application/json"]]
     assert without == []
+    unshown = [(name, p["name"]) for name, (_, operation, _) in writes.items() if "requestBody" not in operation
+               for p in operation.get("parameters", []) if p["in"] == "query" and "example" not in p]
+    assert unshown == []
     unnamed = [(name, p["name"]) for name, (_, _, parameters) in writes.items() for p in parameters
                if p["in"] == "path" and "example" not in p]
     assert unnamed == []
@@ -52,7 +57,11 @@ def test_each_example_is_the_body_of_the_demo_s_first_act_of_its_operation_and_n
     for request in demo_requests():
         first.setdefault(request.operation, request)
     for name, (_, operation, parameters) in write_operations(spec).items():
-        assert operation["requestBody"]["content"]["application/json"]["example"] == first[name].body, name
+        if "requestBody" in operation:
+            assert operation["requestBody"]["content"]["application/json"]["example"] == first[name].body, name
+        else:
+            shown = {p["name"]: p["example"] for p in operation["parameters"] if p["in"] == "query"}
+            assert shown == first[name].body, name
         assert {p["name"]: p["example"] for p in parameters if p["in"] == "path"} == first[name].path, name
 
 
@@ -61,15 +70,23 @@ def test_the_demo_replayed_through_http_in_its_order_accepts_every_example_on_a_
     ETag as If-Match on a case) to the path the document gives, with the example's path parameters."""
     spec = api.client.get("/openapi.json").get_json()
     writes = write_operations(spec)
-    examples = {name: operation["requestBody"]["content"]["application/json"]["example"]
+    examples = {name: operation["requestBody"]["content"]["application/json"]["example"] if "requestBody" in
+                operation else {p["name"]: p["example"] for p in operation["parameters"] if p["in"] == "query"}
                 for name, (_, operation, _) in writes.items()}
     sent: set[str] = set()
+    given: dict[str, str] = {}  # what the demo made (a subscription) -> the id the replay's answer gave it
     for request in demo_requests():
         template, _, _ = writes[request.operation]
-        path = re.sub(r"\{(\w+)\}", lambda m: request.path[m.group(1)], template)
+        path = re.sub(r"\{(\w+)\}", lambda m: given.get(request.path[m.group(1)], request.path[m.group(1)]),
+                      template)
         extra = {"If-Match": api.etag(request.path["case_ref"])} if "case_ref" in request.path else {}
-        response = api.client.post(path, json=request.body, headers=api.headers(
-            request.actor.role, request.actor.municipality, **extra))
+        headers = api.headers(request.actor.role, request.actor.municipality, **extra)
+        if "requestBody" in writes[request.operation][1]:
+            response = api.client.post(path, json=request.body, headers=headers)
+        else:
+            response = api.client.delete(path, query_string=request.body, headers=headers)
+        if request.made is not None:
+            given[request.made] = response.get_json()["id"]
         assert 200 <= response.status_code < 300, (request.operation, path, response.get_json())
         if request.operation == "petition-filed":
             assert response.get_json()["number"], response.get_json()

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from api.app import create_app
 from domain.access import MUNICIPAL_ROLES, bodies_competent_for
 from domain.demo import FEIJO
+from domain.subscriptions import SubscriptionKeys
 from tests.api_client import ApiHarness, harness_on
 from tests.stores import pinned_clock
 from tests.test_api import voters_petition
@@ -251,6 +252,7 @@ def fuzzed(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ApiHarness, str]]:
     """The API on each store (a hostile value that got past the edge could break PostgreSQL only: a U+0000)."""
     with harness_on(request.param, request, tmp_path_factory.mktemp("fuzz")) as api:
+        api.app.subscription_keys = SubscriptionKeys(b"fuzz" * 8)  # subscriptions on, as in a deployment
         case = api.open_case("assembly-mesa", date(2026, 3, 2), **voters_petition())["case_id"]
         api.projector.catch_up()
         yield api, case
@@ -260,6 +262,8 @@ def role_for(api: ApiHarness, operation: Operation) -> tuple[str, str | None]:
     """A body competent for the operation's act (the first the statute names), or an auditor for a read."""
     if operation.method == "GET":
         return "auditor", None
+    if operation.path.startswith(("/subscriptions", "/feeds")):  # not an act: any body subscribes (to its own)
+        return "ibge", None
     if operation.operation_id in RECORDABLE:
         return RECORDABLE[operation.operation_id][0], None
     _, competent = bodies_competent_for(api.app.statute, api.app.today(), operation.operation_id)

@@ -32,6 +32,7 @@ from api.app import create_app
 from api.errors import PROBLEM_JSON, TYPE_BASE
 from api.fields import EARLIEST_DAY, LATEST_DAY
 from domain.demo import seed_demo
+from domain.subscriptions import SubscriptionKeys
 from tests.api_client import ApiHarness
 from tests.stores import pinned_clock
 
@@ -134,6 +135,7 @@ def seeded_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededApi]:
     """The demo on a SQLite file, projected, with a token per role; kept for the module (seeding takes a while)."""
     harness = ApiHarness(f"sqlite:///{tmp_path_factory.mktemp('schemathesis') / 'tramita.sqlite'}")
     seed_demo(harness.app, say=lambda _: None)
+    harness.app.subscription_keys = SubscriptionKeys(b"schemathesis-key" * 2)  # subscriptions on
     harness.projector.catch_up()
     empty, API.target = API.target, harness.flask
     API.bearer = {role: harness.headers(role) for role in ROLES}

@@ -128,7 +128,7 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     health = client.get("/health").get_json()
     assert {f["projection"] for f in health["failures"]} == {"cases", "deadlines"}
     token = app.issue_token(Actor("test", "token-administrator"), name="Tribunal de Contas", role="auditor").token
-    listed = client.get("/alerts", headers={"Authorization": f"Bearer {token}"}).get_json()
+    listed = client.get("/alerts", headers={"Authorization": f"Bearer {token}"}).get_json()["items"]
     assert sorted(a["subject"] for a in listed if a["case_id"] is None) == sorted(a["subject"] for a in alerts)
 
 

@@ -4,7 +4,7 @@ edge and passed in.
 
 Settings read: TRAMITA_DATABASE_URL (tramita/persistence.py), TRAMITA_SIGNING_KEY and TRAMITA_LOG_ORIGIN
 (audit/keys.py), TRAMITA_VERIFIER_KEY, TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (audit/witness.py),
-TRAMITA_PROJECTOR_CACHE_BYTES (projections/cache.py).
+TRAMITA_PROJECTOR_CACHE_BYTES (projections/cache.py), TRAMITA_SUBSCRIPTION_KEY (domain/subscriptions.py).
 """
 
 from __future__ import annotations
@@ -68,7 +68,11 @@ def build_application(url: str | None = None, *, create_table: bool | None = Non
             path.parent.mkdir(parents=True, exist_ok=True)
     elif read_only and env["PERSISTENCE_MODULE"] == MEMORY_FACTORY:
         raise StoreMissingError("TRAMITA_DATABASE_URL: memory:// holds nothing outside the process that made it")
-    return Tramita(env, clock=clock, signer=signer_from(os.environ) if signing else None)
+    from domain.subscriptions import parse_key
+
+    app = Tramita(env, clock=clock, signer=signer_from(os.environ) if signing else None)
+    app.subscription_keys = parse_key(os.environ.get("TRAMITA_SUBSCRIPTION_KEY"))
+    return app
 
 
 class StoreMissingError(Exception):

@@ -6,6 +6,7 @@
 - `case_acts`: the acts of a case (Art. 8-40);
 - `registry_acts`: the registry of municipalities (its seed, figures, toponyms);
 - `alerting`: compliance alerts and their deliveries;
+- `subscriptions`: bodies' subscriptions to their alerts (webhooks) and deadlines (calendar feeds);
 - `tokens`: the API's bearer tokens;
 - `statute_acts`: amendments of the statute, and the statute in force on a day;
 - `reads`: a case as of a date, its timeline, export and chain report.
@@ -21,6 +22,7 @@ from domain.application.case_acts import CaseActs
 from domain.application.reads import SYSTEM_ACTOR, ChainReport, Reads, event_row
 from domain.application.registry_acts import RegistryActs
 from domain.application.statute_acts import StatuteActs
+from domain.application.subscriptions import Subscriptions
 from domain.application.tokens import Tokens
 from domain.numbering import CaseNumbering
 
@@ -28,7 +30,7 @@ __all__ = ["LEGAL_TIMEZONE", "SYSTEM_ACTOR", "Acted", "CaseNumbering", "ChainRep
            "Tramita", "event_row"]
 
 
-class Tramita(CaseActs, RegistryActs, Alerting, Tokens, StatuteActs, Reads):
+class Tramita(CaseActs, RegistryActs, Alerting, Subscriptions, Tokens, StatuteActs, Reads):
     """The act-recording service of tramita (one instance per process)."""
 
     name = "tramita"

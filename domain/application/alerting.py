@@ -58,12 +58,15 @@ class Alerting(ApplicationBase):
             raise AlertNotFoundError(f"no alert {alert_id}")
         return alert
 
-    def record_alert_delivery(self, alert_id: UUID, actor: Actor, *, tries: int, error: str | None = None) -> None:
-        """Record how a round of webhook delivery of the alert ended (error None: delivered after `tries`)."""
+    def record_alert_delivery(self, alert_id: UUID, actor: Actor, *, tries: int, error: str | None = None,
+                              subscription: UUID | str | None = None) -> None:
+        """Record how a round of webhook delivery of the alert ended (error None: delivered after `tries`): to the
+        operators' webhook, or to the subscription `subscription`'s (domain/subscriptions.py)."""
 
         def attempt() -> None:
             alert = self.get_alert(alert_id)
-            alert.record_delivery(self.system_context(actor), tries=tries, error=error)
+            alert.record_delivery(self.system_context(actor), tries=tries, error=error,
+                                  subscription=None if subscription is None else str(subscription))
             self.save(alert)
 
         self._retrying(attempt)

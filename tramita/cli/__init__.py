@@ -1,7 +1,8 @@
 """`tramita`: the command line. Each command parses, calls the application, renders; nothing else.
 
 The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
-`audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `statute` (amend, show),
+`audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `subscriptions` (subscription),
+`statute` (amend, show),
 `processes` (serve, up, scheduler). Importing this module
 imports no command's dependencies, so `tramita --help` is quick.
 """
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from tramita.bootstrap import StoreMissingError, private_files
 
 #: The projections `rebuild --projection` accepts (kept here so that `--help` imports nothing heavy).
-PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "municipalities")
+PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "deliveries", "municipalities")
 
 
 def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -93,6 +94,27 @@ def parser() -> argparse.ArgumentParser:
                              "operating-system account (default: the account alone)")
     token_commands.add_parser("list", help="every token issued, active or revoked").set_defaults(
         run=_lazy("access", "cmd_token_list"))
+    subscription = commands.add_parser("subscription", help="a body's alerts to its webhook, or its deadlines as a "
+                                       "calendar: add, list, remove")
+    subscription_commands = subscription.add_subparsers(dest="subscription_command", required=True)
+    add = subscription_commands.add_parser("add", help="subscribe a webhook (or --calendar, a feed); its secret "
+                                           "(or the feed's address) is printed once")
+    add.add_argument("--url", help="the webhook's http(s) address")
+    add.add_argument("--calendar", action="store_true", help="a calendar feed (.ics) of open deadlines instead")
+    add.add_argument("--role", help="who must act (default: every body)")
+    add.add_argument("--municipality", help="IBGE code: only its alerts or deadlines")
+    add.add_argument("--case", help="case number or id: only its alerts or deadlines")
+    add.add_argument("--kind", action="append", help="only this alert kind (missed, breach, due-in-N-days); "
+                     "repeatable")
+    add.add_argument("--issuer", help="the person adding it, recorded beside the operating-system account")
+    add.set_defaults(run=_lazy("subscriptions", "cmd_subscription_add"))
+    remove = subscription_commands.add_parser("remove", help="end a subscription by its id")
+    remove.add_argument("subscription_id")
+    remove.add_argument("--reason", default="removed by an operator", help="why (recorded)")
+    remove.add_argument("--issuer", help="the person removing it")
+    remove.set_defaults(run=_lazy("subscriptions", "cmd_subscription_remove"))
+    subscription_commands.add_parser("list", help="every subscription, active or removed").set_defaults(
+        run=_lazy("subscriptions", "cmd_subscription_list"))
     statute = commands.add_parser("statute", help="the statute's parameters and their amendments")
     statute_commands = statute.add_subparsers(dest="statute_command", required=True)
     amend = statute_commands.add_parser("amend", help="record a law that amends the statute, described in a TOML "
@@ -129,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from audit.keys import SigningKeyError
     from audit.service import NotSignedError
     from audit.verify import StoreEmptyError
+    from domain.application.subscriptions import SubscriptionNotFoundError, SubscriptionsOffError
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
     from projections.store import NotMigratedError
 
@@ -137,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
-            SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, ValueError) as error:
+            SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, SubscriptionNotFoundError,
+            SubscriptionsOffError, ValueError) as error:
         print(f"tramita: {error}", file=sys.stderr)
         return 2
     except Exception as error:

@@ -1,0 +1,153 @@
+"""Subscriptions (domain/subscriptions.py): made by a body through the API or by an operator from the command line,
+listed, removed; the ones in force, for the scheduler's deliveries and the calendar feeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from uuid import UUID
+
+from eventsourcing.utils import get_topic
+
+from domain.access import AccessToken
+from domain.acts import Actor
+from domain.application.base import ApplicationBase
+from domain.errors import InvalidActError
+from domain.subscriptions import (
+    CALENDAR, WEBHOOK, Subscription, SubscriptionKeys, check_kinds, check_url, closing_acts, scope_for,
+)
+
+
+class SubscriptionNotFoundError(Exception):
+    """No subscription with that id (or none of the asking body's)."""
+
+
+class SubscriptionsOffError(Exception):
+    """No subscription key is configured (TRAMITA_SUBSCRIPTION_KEY): no secret nor feed key can be derived."""
+
+
+@dataclass(frozen=True)
+class Subscribed:
+    """What making a subscription returns: the subscription, and its secret (a webhook's `whsec_...`) or its feed
+    key (a calendar's), derived from the subscription key, shown this once."""
+
+    subscription: Subscription
+    secret: str
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A calendar feed opened: its subscription, the day it is read, and the acts that close each deadline."""
+
+    subscription: Subscription
+    today: date
+    now: datetime
+    expected: dict[tuple[str, str], list[str]]
+
+
+class Subscriptions(ApplicationBase):
+    """Subscriptions: made by a body through the API or by an operator from the command line, listed, removed."""
+
+    #: The deployment's subscription key (tramita/bootstrap.py reads TRAMITA_SUBSCRIPTION_KEY); None: off.
+    subscription_keys: SubscriptionKeys | None = None
+
+    def _keys(self) -> SubscriptionKeys:
+        if self.subscription_keys is None:
+            raise SubscriptionsOffError("subscriptions are off: no subscription key is configured "
+                                        "(TRAMITA_SUBSCRIPTION_KEY)")
+        return self.subscription_keys
+
+    def subscribe(self, actor: Actor, *, token_id: str | None, channel: str = WEBHOOK, url: str | None = None,
+                  role: str | None = None, municipality: str | None = None, case: str | None = None,
+                  kinds: list[str] | None = None, private_urls: bool = False) -> Subscribed:
+        """Record a subscription of `actor`'s body (or, `token_id` None, an operator's) to what it must act on.
+
+        A webhook needs `url` (an address of the deployment's own network only with `private_urls`, which the
+        command line gives); a calendar takes none and no alert kinds. Filters outside what concerns the body
+        are refused (`scope_for`); a municipality or case named must exist."""
+        keys = self._keys()
+        if channel not in (WEBHOOK, CALENDAR):
+            raise InvalidActError("channel", f"{channel!r} is not {WEBHOOK} or {CALENDAR}")
+        if channel == WEBHOOK:
+            url = check_url(url or "", private=private_urls)
+        elif url is not None or kinds:
+            raise InvalidActError("url" if url is not None else "kinds",
+                                  "a calendar feed has no address to deliver to and lists deadlines, not alerts")
+        role, municipality = scope_for(actor, role=role, municipality=municipality)
+        if role is not None and role not in self.token_roles():  # type: ignore[attr-defined]
+            raise InvalidActError("role", f"{role!r} is not a body that acts; one of "
+                                  f"{', '.join(self.token_roles())}")  # type: ignore[attr-defined]
+        if municipality is not None:
+            self._get_municipality(municipality)
+        case_id = str(self.get_case(case).id) if case else None  # type: ignore[attr-defined]
+        subscription = Subscription.create(self.system_context(actor), channel=channel, url=url, role=role,
+                                           municipality=municipality, case_id=case_id, kinds=check_kinds(kinds),
+                                           token_id=token_id)
+        self.save(subscription)
+        secret = keys.webhook_secret(subscription.id) if channel == WEBHOOK else keys.feed_key(subscription.id)
+        return Subscribed(subscription, secret)
+
+    def all_subscriptions(self) -> list[Subscription]:
+        """Every subscription ever made (removed ones included), oldest first: read from the log by its first
+        event's topic (they are few: one or two per body)."""
+        topic = get_topic(Subscription.Created)
+        ids, start = [], 1
+        while notifications := self.recorder.select_notifications(start=start, limit=500, topics=[topic]):
+            ids += [n.originator_id for n in notifications]
+            start = notifications[-1].id + 1
+        return [self.repository.get(subscription_id) for subscription_id in ids]
+
+    def subscriptions_of(self, actor: Actor) -> list[Subscription]:
+        """The subscriptions of the actor's body (removed ones included, with when and why)."""
+        return [s for s in self.all_subscriptions() if s.belongs_to(actor)]
+
+    def in_force(self, subscription: Subscription) -> bool:
+        """Not removed, and the token that made it (if any) neither revoked nor past its last day."""
+        if subscription.removed_on is not None:
+            return False
+        if subscription.token_id is None:
+            return True
+        token = self._get_or_none(UUID(subscription.token_id))
+        return isinstance(token, AccessToken) and token.revoked_on is None and not token.expired_on(self.today())
+
+    def subscriptions_in_force(self, channel: str = WEBHOOK) -> list[Subscription]:
+        return [s for s in self.all_subscriptions() if s.channel == channel and self.in_force(s)]
+
+    def webhook_secret(self, subscription: Subscription) -> str:
+        return self._keys().webhook_secret(subscription.id)
+
+    def remove_subscription(self, actor: Actor, subscription_id: str, *, reason: str,
+                            operator: bool = False) -> Subscription:
+        """End a subscription of the actor's body (an operator's, `operator`, any); a subscription of another
+        body is not found, for the actor, as one that does not exist."""
+        subscription = self._subscription(subscription_id)
+        if not operator and not subscription.belongs_to(actor):
+            raise SubscriptionNotFoundError(f"no subscription {subscription_id} of this body")
+        subscription.remove(self.system_context(actor), reason=reason)
+        self.save(subscription)
+        return subscription
+
+    def feed(self, feed_id: str, key: str) -> Feed | None:
+        """The calendar subscription a feed address opens (its id and key), in force, with what closes each
+        deadline today; None otherwise (unknown, another key, removed, its token revoked or expired)."""
+        try:
+            subscription = self._get_or_none(UUID(feed_id))
+        except ValueError:
+            return None
+        if not isinstance(subscription, Subscription) or subscription.channel != CALENDAR:
+            return None
+        if self.subscription_keys is None or not self.subscription_keys.opens(subscription.id, key):
+            return None
+        if not self.in_force(subscription):
+            return None
+        now = self.clock()
+        return Feed(subscription, self.today(), now, closing_acts(self.statute, self.today()))
+
+    def _subscription(self, subscription_id: str) -> Subscription:
+        try:
+            subscription = self._get_or_none(UUID(subscription_id))
+        except ValueError:
+            raise SubscriptionNotFoundError(f"{subscription_id!r} is not a subscription id") from None
+        if not isinstance(subscription, Subscription):
+            raise SubscriptionNotFoundError(f"no subscription {subscription_id}")
+        return subscription

@@ -1,0 +1,232 @@
+"""Subscriptions: the alerts of the body that must act, delivered to its own webhook, and its deadlines as a
+calendar feed.
+
+A subscription is its own aggregate, recorded like a token (created and removed as events, attributed to who
+did it, hash-chained): an auditor can see which body received which alerts, where, from when. Two channels:
+
+- `webhook`: each alert that matches the filters (who must act, municipality, case, alert kinds) is POSTed to
+  the subscription's own URL, signed per Standard Webhooks with the subscription's own secret;
+- `calendar`: the open deadlines that match the filters (who must act, municipality, case) as an iCalendar feed
+  at a secret address, for calendar programs, which cannot send a bearer token.
+
+Neither the webhook secret nor the feed's key is stored: both are derived from the deployment's subscription
+key (TRAMITA_SUBSCRIPTION_KEY, which never enters the database) and the subscription's id, by HMAC-SHA256 with a
+label per use. So the database, its backups and its administrator hold nothing that could sign an alert or open
+a feed; the API shows them once, when the subscription is made, and a new key changes them all (every receiver
+must then be given its new secret, every calendar its new address).
+
+What a body may subscribe to (`scope_for`): what it must act on. A body's subscription names its own role as
+who must act (given or not), and a municipal body's (council, mayor, municipality) its own municipality; a
+state body (IBGE, TRE, SEFAZ, ...) may narrow to a municipality. Auditors (read-only: Tribunal de Contas,
+Ministério Público), who read every case, may subscribe to any body's alerts or to all; so may an operator from
+the command line. A subscription made through the API lives while its token does: when the token is revoked or
+expires, the subscriptions it made stop (no alert is sent, the feed answers 404).
+
+A subscription receives the alerts raised from its creation on (those raised before are in `GET /alerts`), and
+only a case's alerts: system alerts stay with the operators' webhook (TRAMITA_ALERT_WEBHOOK_URL).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import ipaddress
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from urllib.parse import urlsplit
+from uuid import UUID, uuid4
+
+from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
+from domain.acts import ActContext, Actor, ChainedAggregate
+from domain.alerts import BREACH, MISSED
+from domain.errors import InvalidActError, RuleNotInForceError
+from domain.lifecycle import act_catalogue, lifecycle_kinds, lifecycle_of
+from domain.parameters import Statute
+
+ARTICLE = "api-subscriptions"
+WEBHOOK, CALENDAR = "webhook", "calendar"
+#: The actor of the command line's administrative commands (tramita/cli/access.py): an operator.
+OPERATOR_ROLE = "token-administrator"
+#: The alert kinds a subscription may name: missed, breach and the warnings due-in-N-days.
+ALERT_KIND = re.compile(rf"{MISSED}|{BREACH}|due-in-[0-9]{{1,4}}-days?")
+MAX_URL = 2048
+MAX_KINDS = 20
+#: The subscription key: the base64 of 32 to 64 random bytes.
+KEY_BYTES = (32, 64)
+
+
+def parse_key(text: str | None, source: str = "TRAMITA_SUBSCRIPTION_KEY") -> SubscriptionKeys | None:
+    """The deployment's subscription key (None when unset); refused by name when it is not the base64 of 32 to 64
+    bytes (the value is never shown)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        key = base64.b64decode(text.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not KEY_BYTES[0] <= len(key) <= KEY_BYTES[1]:
+        raise ValueError(f"{source}: not the base64 of {KEY_BYTES[0]} to {KEY_BYTES[1]} random bytes (the value is "
+                         "not shown); make one with `python3 -c \"import base64, secrets; "
+                         "print(base64.b64encode(secrets.token_bytes(32)).decode())\"`")
+    return SubscriptionKeys(key)
+
+
+@dataclass(frozen=True, repr=False)
+class SubscriptionKeys:
+    """What the subscription key derives: each webhook's Standard Webhooks secret and each feed's key."""
+
+    key: bytes
+
+    def _derive(self, label: str, subscription_id: UUID) -> bytes:
+        return hmac.new(self.key, f"tramita:{label}:{subscription_id}".encode(), hashlib.sha256).digest()
+
+    def webhook_secret(self, subscription_id: UUID) -> str:
+        """`whsec_` and the base64 of 32 bytes: the secret the receiver verifies the signatures with."""
+        return "whsec_" + base64.b64encode(self._derive(WEBHOOK, subscription_id)).decode()
+
+    def feed_key(self, subscription_id: UUID) -> str:
+        """The feed's key, the secret part of its address (URL-safe base64 of 32 bytes, no padding)."""
+        return base64.urlsafe_b64encode(self._derive(CALENDAR, subscription_id)).decode().rstrip("=")
+
+    def opens(self, subscription_id: UUID, key: str) -> bool:
+        """`key` is the feed's (compared in constant time)."""
+        return hmac.compare_digest(self.feed_key(subscription_id).encode(), key.encode("utf-8", "replace"))
+
+
+def check_url(url: str, *, private: bool) -> str:
+    """A webhook's address: http(s), a host, no user or password in it, at most MAX_URL characters; with `private`
+    False, not a loopback, private or link-local address written as such (the scheduler would POST to the
+    deployment's own network)."""
+    if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or not url.isascii():
+        raise InvalidActError("url", f"an http:// or https:// address of at most {MAX_URL} printable ASCII characters")
+    try:
+        parts = urlsplit(url)
+        host, _ = parts.hostname, parts.port
+    except ValueError:
+        raise InvalidActError("url", f"{url[:80]!r} is not an address") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise InvalidActError("url", f"{url[:80]!r} is not an http:// or https:// address")
+    if parts.username is not None or parts.password is not None:
+        raise InvalidActError("url", "no user or password in the address: the signature proves the sender")
+    if not private and _internal(host):
+        raise InvalidActError("url", f"{host} is an address of the deployment's own network (loopback, private or "
+                              "link-local); an operator may add it with `tramita subscription add`")
+    return url
+
+
+def _internal(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+
+
+def scope_for(actor: Actor, *, role: str | None, municipality: str | None) -> tuple[str | None, str | None]:
+    """What a body may subscribe to (see the module's docstring): the (role, municipality) filters the
+    subscription records, the body's own filled in; a filter outside what concerns it is refused, naming it."""
+    if actor.role in READ_ONLY_ROLES or actor.role == OPERATOR_ROLE:
+        return role, municipality
+    if role not in (None, actor.role):
+        raise InvalidActError("role", f"a {actor.role} token subscribes to the alerts its own body must act on "
+                              f"(role {actor.role}), not {role}'s; auditors may subscribe to any body's")
+    if actor.role in MUNICIPAL_ROLES and municipality not in (None, actor.municipality):
+        raise InvalidActError("municipality", f"a {actor.role} token of {actor.municipality} subscribes to its own "
+                              f"municipality's alerts, not {municipality}'s")
+    return actor.role, actor.municipality if actor.role in MUNICIPAL_ROLES else municipality
+
+
+def check_kinds(kinds: list[str] | None) -> list[str]:
+    if kinds is None:
+        return []
+    if len(kinds) > MAX_KINDS or not all(isinstance(k, str) and ALERT_KIND.fullmatch(k) for k in kinds):
+        raise InvalidActError("kinds", f"at most {MAX_KINDS} alert kinds, each missed, breach or due-in-N-days")
+    return sorted(set(kinds))
+
+
+class Subscription(ChainedAggregate):
+    """One body's subscription: a webhook that receives its alerts, or a calendar feed of its deadlines."""
+
+    class Created(ChainedAggregate.Created):
+        """A subscription was made: its channel, its address (a webhook's), its filters, and the token that made
+        it (None: an operator, from the command line)."""
+
+        channel: str
+        url: str | None
+        role: str | None
+        municipality: str | None
+        case_id: str | None
+        kinds: list[str]
+        token_id: str | None
+        created_at: datetime
+
+        def assign(self, subscription: Subscription) -> None:
+            subscription.channel, subscription.url = self.channel, self.url
+            subscription.role, subscription.municipality = self.role, self.municipality
+            subscription.case_id, subscription.kinds = self.case_id, list(self.kinds)
+            subscription.token_id, subscription.created_at = self.token_id, self.created_at
+            subscription.created_by = dict(self.actor)
+            subscription.removed_on = subscription.removed_by = subscription.remove_reason = None
+
+    class Removed(ChainedAggregate.Event):
+        """The subscription ends: no alert is sent to it any more, its feed answers 404."""
+
+        reason: str
+
+        def assign(self, subscription: Subscription) -> None:
+            subscription.removed_on, subscription.removed_by = self.occurred_on, dict(self.actor)
+            subscription.remove_reason = self.reason
+
+    @classmethod
+    def create(cls, ctx: ActContext, *, channel: str, url: str | None, role: str | None, municipality: str | None,
+               case_id: str | None, kinds: list[str], token_id: str | None) -> Subscription:
+        return cls._start(cls.Created, ctx, id=uuid4(), article=ARTICLE, channel=channel, url=url, role=role,
+                          municipality=municipality, case_id=case_id, kinds=kinds, token_id=token_id,
+                          created_at=ctx.recorded_at)
+
+    def remove(self, ctx: ActContext, *, reason: str) -> None:
+        if self.removed_on is not None:
+            raise InvalidActError("subscription", f"subscription {self.id} was already removed on "
+                                  f"{self.removed_on.isoformat()}")
+        self._record(self.Removed, ctx, article=ARTICLE, reason=reason)
+
+    def belongs_to(self, actor: Actor) -> bool:
+        """The subscription is the body's: made by a token of the same role (and municipality)."""
+        made_by = self.created_by
+        return made_by.get("role") == actor.role and made_by.get("municipality") == actor.municipality
+
+    def matches(self, alert: Mapping[str, Any]) -> bool:
+        """A case's alert (fields as `scheduler.jsonlog.alert_fields` gives them) this subscription receives."""
+        return (alert.get("case_id") is not None
+                and self.role in (None, alert.get("who"))
+                and self.municipality in (None, alert.get("municipality"))
+                and self.case_id in (None, alert.get("case_id"))
+                and (not self.kinds or alert.get("kind") in self.kinds))
+
+    def filters(self) -> dict[str, Any]:
+        return {"role": self.role, "municipality": self.municipality, "case_id": self.case_id, "kinds": self.kinds}
+
+
+def closing_acts(statute: Statute, on: date) -> dict[tuple[str, str], list[str]]:
+    """docs/law/lifecycles.md: (case kind, deadline rule) -> the acts that close it, by their plain labels, in the
+    lifecycles in force on `on` (what a calendar says is expected)."""
+    catalogue = act_catalogue(statute, on)
+    expected: dict[tuple[str, str], list[str]] = {}
+    for kind in lifecycle_kinds(statute):
+        try:
+            lifecycle = lifecycle_of(statute, kind, on)
+        except RuleNotInForceError:
+            continue
+        for step in lifecycle.steps:
+            for rule in step.closes:
+                label = catalogue[step.act].label if step.act in catalogue else step.act
+                if label not in expected.setdefault((kind, rule), []):
+                    expected[(kind, rule)].append(label)
+    return expected

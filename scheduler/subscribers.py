@@ -1,0 +1,100 @@
+"""Delivery of each alert to every subscription it matches (domain/subscriptions.py), each on its own.
+
+Every webhook subscription in force has a `Webhook` of its own (scheduler/webhook.py): its queue, its worker
+thread, its tries, pauses and timeouts, its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
+naming the subscription, projected into the `alert_deliveries` table). So a receiver that is slow, answers 500,
+redirects, sends a huge answer or never answers holds back only its own queue: the scan only queues, and the
+other subscriptions' workers deliver meanwhile. At shutdown all queues are drained at once, within one bound.
+
+The subscriptions are read again at each scan: one made through the API since is served from the next scan on,
+one removed (or whose token was revoked) gets nothing more queued and its worker stops once its queue is empty.
+A subscription receives the case alerts raised from its creation on that match its filters; at start-up the
+leader queues again, per subscription, each such alert no round has delivered to it yet (one round per start).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import timezone
+from typing import Any
+from uuid import UUID
+
+from domain.alerts import Alert
+from domain.application import Tramita
+from domain.subscriptions import Subscription
+from projections import queries
+from projections.store import Store
+from scheduler.jsonlog import Log, alert_fields
+from scheduler.scan import SCHEDULER
+from scheduler.webhook import Webhook
+
+
+@dataclass
+class Subscribers:
+    """The webhooks of the subscriptions in force, one worker each."""
+
+    app: Tramita
+    store: Store
+    log: Log
+    tries: int
+    backoff_cap: float
+    options: dict[str, Any] = field(default_factory=dict)
+    """More `Webhook` options (tests: the POST, the sleep, the jitter, the clock)."""
+    workers: dict[str, tuple[Subscription, Webhook]] = field(default_factory=dict)
+    retired: list[Webhook] = field(default_factory=list)
+
+    def refresh(self) -> list[Subscription]:
+        """Start a worker for each subscription in force not served yet; stop those no longer in force."""
+        in_force = {str(s.id): s for s in self.app.subscriptions_in_force()}
+        for subscription_id in [s for s in self.workers if s not in in_force]:
+            _, webhook = self.workers.pop(subscription_id)
+            webhook.finish()
+            self.retired.append(webhook)
+            self.log("subscription-ended", subscription_id=subscription_id)
+        for subscription_id, subscription in in_force.items():
+            if subscription_id not in self.workers:
+                self.workers[subscription_id] = (subscription, self._webhook(subscription))
+        return list(in_force.values())
+
+    def _webhook(self, subscription: Subscription) -> Webhook:
+        subscription_id = subscription.id
+
+        def record(alert_id: UUID, tries: int, error: str | None) -> None:
+            self.app.record_alert_delivery(alert_id, SCHEDULER, tries=tries, error=error, subscription=subscription_id)
+
+        return Webhook(subscription.url, record, tries=self.tries, secret=self.app.webhook_secret(subscription),
+                       backoff_cap=self.backoff_cap, log=self.log, subscription=str(subscription_id), **self.options)
+
+    def submit(self, alert: Alert, fields: dict[str, Any]) -> int:
+        """Queue the alert for every subscription it matches that was made before it was raised; how many."""
+        queued = 0
+        for subscription_id, (subscription, webhook) in self.workers.items():
+            if subscription.matches(fields) and alert.raised_at >= subscription.created_at:
+                webhook.submit(alert.id, {**fields, "subscription_id": subscription_id})
+                queued += 1
+        return queued
+
+    def redeliver(self) -> int:
+        """Queue again, per subscription, each matching alert raised since it was made that no round has delivered
+        to it; how many (the projections are the caller's to catch up first)."""
+        queued = 0
+        for subscription_id, (subscription, webhook) in self.workers.items():
+            for row in queries.undelivered_to(self.store, subscription_id, subscription.created_at.astimezone(timezone.utc).isoformat()):
+                if subscription.matches(row):
+                    alert = self.app.get_alert(UUID(row["alert_id"]))
+                    webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
+                    queued += 1
+        return queued
+
+    def close(self, timeout: float) -> list[str]:
+        """Drain every queue at once within `timeout` seconds in all; the subscriptions still busy after it."""
+        webhooks = [(sid, w) for sid, (_, w) in self.workers.items()] + [("", w) for w in self.retired]
+        for _, webhook in webhooks:
+            webhook.finish()
+        deadline = time.monotonic() + timeout
+        busy = [sid or "(ended)" for sid, webhook in webhooks
+                if not webhook.join(max(0.0, deadline - time.monotonic()))]
+        self.workers.clear()
+        self.retired.clear()
+        return busy
