@@ -3,7 +3,9 @@
 Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
 - `TRAMITA_DUE_SOON_DAYS` (default 5): a deadline is "due-soon" this many days before its due date;
-- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`).
+- `TRAMITA_MAX_BODY_BYTES` (default 1 MiB): the largest request body read; a larger one is 413 (`api/body.py`);
+- `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
+  (`api/documents.py`).
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
@@ -26,11 +28,13 @@ from flask_smorest.utils import prepare_response
 
 from api import errors
 from api.body import DEFAULT_MAX_BODY_BYTES, read_body
+from api.documents import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_CEILING
 from api.errors import PROBLEM_JSON, ProblemSchema
 from api.fields import PathSegment, path_segment_schema
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
-            "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES)}
+            "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
+            "TRAMITA_MAX_DOCUMENT_BYTES": str(DEFAULT_MAX_DOCUMENT_BYTES)}
 #: The largest body limit accepted (a body is read into memory whole).
 MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024
 
@@ -80,15 +84,21 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9]{1,12}", raw_limit) or not 1 <= int(raw_limit) <= MAX_BODY_BYTES_CEILING:
         raise ValueError(f"TRAMITA_MAX_BODY_BYTES: {merged['TRAMITA_MAX_BODY_BYTES']!r} is not a number of bytes "
                          f"from 1 to {MAX_BODY_BYTES_CEILING}")
+    raw_document = merged["TRAMITA_MAX_DOCUMENT_BYTES"].strip()
+    if not re.fullmatch(r"[0-9]{1,12}", raw_document) or not 1 <= int(raw_document) <= MAX_DOCUMENT_BYTES_CEILING:
+        raise ValueError(f"TRAMITA_MAX_DOCUMENT_BYTES: {merged['TRAMITA_MAX_DOCUMENT_BYTES']!r} is not a number of "
+                         f"bytes from 1 to {MAX_DOCUMENT_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
-            "max_body_bytes": int(raw_limit)}
+            "max_body_bytes": int(raw_limit), "max_document_bytes": int(raw_document)}
 
 
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, statute, views
+    from api import acts, audit, documents, statute, views
+    from audit.documents import DocumentStore, Documents
+    from projections.queries import document_cited
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -111,6 +121,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
         # api/body.py reads at most the limit + 1 bytes of a body (one more than the limit tells it is too large);
         # Werkzeug itself refuses to read further, whoever asks.
         TRAMITA_MAX_BODY_BYTES=settings["max_body_bytes"], MAX_CONTENT_LENGTH=settings["max_body_bytes"] + 1,
+        TRAMITA_MAX_DOCUMENT_BYTES=settings["max_document_bytes"],
     )
     # Every path parameter: one segment of at most MAX_REFERENCE_CHARS characters, no control character.
     flask.url_map.converters["default"] = flask.url_map.converters["string"] = PathSegment
@@ -119,13 +130,16 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
     flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
+    store = flask.extensions["tramita.store"]
+    flask.extensions["tramita.documents"] = Documents(app, DocumentStore(settings["database_url"]),
+                                                      cited=lambda sha256: document_cited(store, sha256))
     api = TramitaApi(flask)
     api.register_converter(PathSegment, path_segment_schema)
     errors.register(flask)
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, statute.blp, views.health):
+    for blueprint in (acts.blp, views.cases, audit.blp, views.reads, statute.blp, documents.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     _register_docs(flask)

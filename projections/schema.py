@@ -89,6 +89,12 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
             ("delivery_tries", INT), ("delivery_error", TEXT), ("subject", TEXT), ("message", TEXT),
         ), key=("alert_id",), owner="alert_id", indexes=(("raised_at",), ("case_id",), ("delivery",))),
     )),
+    Projection("attachments", ("case",), (
+        Table("case_attachments", (
+            ("case_id", TEXT), ("act_version", INT), ("sha256", TEXT), ("case_number", TEXT), ("act", TEXT),
+            ("name", TEXT), ("media_type", TEXT), ("size", INT), ("occurred_on", TEXT),
+        ), key=("case_id", "act_version", "sha256"), owner="case_id", indexes=(("sha256",),)),
+    )),
     Projection("municipalities", ("municipality",), (
         Table("municipalities", (
             ("code", TEXT), ("name", TEXT), ("uf", TEXT), ("figures", TEXT), ("districts", TEXT),

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
-from domain.access import AccessToken, IssuedToken, bodies_competent_for, competent_roles
+from domain.access import READ_ONLY_ROLES, AccessToken, IssuedToken, bodies_competent_for, competent_roles
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
 from domain.errors import AuthenticationError, IncompetentBodyError, InvalidActError
@@ -67,6 +67,16 @@ class Tokens(ApplicationBase):
         if actor.role not in bodies:
             raise IncompetentBodyError(article, f"{act} is recorded by {' or '.join(bodies)}; "
                                        f"{actor.role} is not the competent body", competent=bodies, role=actor.role)
+
+    def require_may_upload(self, actor: Actor) -> None:
+        """Before reading an upload: a document is stored for an act to cite, so only a body that records acts
+        stores one (`competence.*`); a read-only role (an auditor) reads documents and stores none."""
+        today = self.today()
+        bodies = [role for role in competent_roles(self.statute, today) if role not in READ_ONLY_ROLES]
+        if actor.role not in bodies:
+            article = self.statute.in_force("competence.act", today).article
+            raise IncompetentBodyError(article, f"a document is stored for an act to cite, by a body that records "
+                                       f"acts; {actor.role} records none", competent=bodies, role=actor.role)
 
     def tokens(self) -> list[AccessToken]:
         """Every token ever issued (revoked ones included), oldest first: read from the log by the issue's topic."""
