@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from flask import current_app
-from marshmallow import Schema, ValidationError, fields, post_load, validate
+from marshmallow import Schema, fields, post_load, validate
 
 from api.fields import (
     MAX_ATTACHMENTS, Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
 )
 from domain.case import KINDS, PREFECT_BILLS
+from domain.errors import InvalidActError
 
 
 def _required(make, description: str, **options):  # noqa: ANN001, ANN202
@@ -64,25 +65,22 @@ class ActSchema(Schema):
 
     @post_load
     def resolve_attachments(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """Each attachment must name a stored document, once (422 naming `attachments.<i>.sha256`); it is then
-        described as stored (type, size), which the act records."""
+        """Each attachment must name a stored document, once (422 `invalid-act` naming `attachments.<i>.sha256`);
+        it is then described as stored (type, size), which the act records."""
         attachments = data.get("attachments")
         if not attachments:
             data.pop("attachments", None)
             return data
         stored = current_app.extensions["tramita.documents"].describe(sorted({a["sha256"] for a in attachments}))
-        errors: dict[int, dict[str, list[str]]] = {}
         seen: set[str] = set()
         for index, attachment in enumerate(attachments):
             digest = attachment["sha256"]
-            if digest not in stored:
-                errors[index] = {"sha256": [f"nenhum documento {digest} foi guardado: envie-o antes com POST "
-                                            "/documents"]}
-            elif digest in seen:
-                errors[index] = {"sha256": ["o mesmo documento já está nesta lista"]}
+            if digest not in stored:  # well formed, but naming nothing stored: refused as an act is (invalid-act)
+                raise InvalidActError(f"attachments.{index}.sha256", f"nenhum documento {digest} foi guardado: "
+                                      "envie-o antes com POST /documents")
+            if digest in seen:
+                raise InvalidActError(f"attachments.{index}.sha256", "o mesmo documento já está nesta lista")
             seen.add(digest)
-        if errors:
-            raise ValidationError({"attachments": errors})
         data["attachments"] = [{"sha256": a["sha256"], "name": a["name"], "type": stored[a["sha256"]].type,
                                 "size": stored[a["sha256"]].size} for a in attachments]
         return data
