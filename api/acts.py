@@ -22,6 +22,7 @@ from api import schemas as s
 from api.http import (
     acted_response, competent, expected_version, idempotent_request, receipt_of, tramita, write_doc,
 )
+from domain.application import Attaching
 
 
 @dataclass(frozen=True)
@@ -112,9 +113,9 @@ def act_links(case_id: str) -> dict[str, Any]:
          operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case_id")}})
 def petition_filed(data: dict[str, Any]):  # noqa: ANN201
     app = tramita()
-    occurred_on = data.pop("occurred_on")
+    occurred_on, attachments = data.pop("occurred_on"), Attaching("petition-filed", data.pop("attachments", []))
     acted = app.idempotently(idempotent_request("petition-filed"),
-                             lambda: app.open_case(g.actor, occurred_on, **data))
+                             lambda: app.open_case(g.actor, occurred_on, **data), attachments)
     return acted_response("petition-filed", acted, status=201)
 
 
@@ -138,10 +139,10 @@ def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
 def _register(act: Act) -> None:
     def record(data: dict[str, Any], case_ref: str):  # noqa: ANN202
         app = tramita()
-        occurred_on = data.pop("occurred_on")
+        occurred_on, attachments = data.pop("occurred_on"), Attaching(act.name, data.pop("attachments", []))
         method = getattr(app, act.method)
         acted = app.idempotently(idempotent_request(act.name), lambda: method(
-            case_ref, g.actor, occurred_on, expected_version=expected_version(), **data))
+            case_ref, g.actor, occurred_on, expected_version=expected_version(), **data), attachments)
         return acted_response(act.name, acted, status=200)
 
     record.__name__ = act.method

@@ -9,6 +9,8 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
   recorded more than this many days after its legal date.
 - `TRAMITA_SUBSCRIPTION_PRIVATE_URLS` (default 0): 1 lets `POST /subscriptions` name an address of the
   deployment's own network (loopback, private, link-local), for a closed network (docs/api.md).
+- `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
+  (`api/documents.py`).
 
 One application per process (gunicorn workers each build their own after forking). The event tables are created
 by `tramita migrate`, never by a worker.
@@ -31,12 +33,14 @@ from flask_smorest.utils import prepare_response
 
 from api import errors
 from api.body import DEFAULT_MAX_BODY_BYTES, read_body
+from api.documents import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_CEILING
 from api.errors import PROBLEM_JSON, ProblemSchema
 from api.examples import ExamplesPlugin
 from api.fields import PathSegment, path_segment_schema
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
-            "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES)}
+            "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
+            "TRAMITA_MAX_DOCUMENT_BYTES": str(DEFAULT_MAX_DOCUMENT_BYTES)}
 #: The largest body limit accepted (a body is read into memory whole).
 MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024
 
@@ -86,18 +90,25 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9]{1,12}", raw_limit) or not 1 <= int(raw_limit) <= MAX_BODY_BYTES_CEILING:
         raise ValueError(f"TRAMITA_MAX_BODY_BYTES: {merged['TRAMITA_MAX_BODY_BYTES']!r} is not a number of bytes "
                          f"from 1 to {MAX_BODY_BYTES_CEILING}")
+    raw_document = merged["TRAMITA_MAX_DOCUMENT_BYTES"].strip()
+    if not re.fullmatch(r"[0-9]{1,12}", raw_document) or not 1 <= int(raw_document) <= MAX_DOCUMENT_BYTES_CEILING:
+        raise ValueError(f"TRAMITA_MAX_DOCUMENT_BYTES: {merged['TRAMITA_MAX_DOCUMENT_BYTES']!r} is not a number of "
+                         f"bytes from 1 to {MAX_DOCUMENT_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
     private = merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS", "").strip().lower()
     if private not in ("", "0", "1", "false", "true"):
         raise ValueError(f"TRAMITA_SUBSCRIPTION_PRIVATE_URLS: {private!r} is not 1 or 0")
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
-            "max_body_bytes": int(raw_limit), "subscription_private_urls": private in ("1", "true")}
+            "max_body_bytes": int(raw_limit), "subscription_private_urls": private in ("1", "true"),
+            "max_document_bytes": int(raw_document)}
 
 
 def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
                application: Any = None) -> Flask:
     """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, dossier, i18n, pages, statute, subscriptions, views
+    from api import acts, audit, documents, dossier, i18n, pages, statute, subscriptions, views
+    from audit.documents import DocumentStore, Documents
+    from projections.queries import document_cited
     from tramita.bootstrap import build_application, build_audit, private_files, system_clock
     from projections.store import open_store
 
@@ -120,6 +131,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
         # api/body.py reads at most the limit + 1 bytes of a body (one more than the limit tells it is too large);
         # Werkzeug itself refuses to read further, whoever asks.
         TRAMITA_MAX_BODY_BYTES=settings["max_body_bytes"], MAX_CONTENT_LENGTH=settings["max_body_bytes"] + 1,
+        TRAMITA_MAX_DOCUMENT_BYTES=settings["max_document_bytes"],
     )
     # Every path parameter: one segment of at most MAX_REFERENCE_CHARS characters, no control character.
     flask.url_map.converters["default"] = flask.url_map.converters["string"] = PathSegment
@@ -128,6 +140,9 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     flask.extensions["tramita.store"] = open_store(settings["database_url"])
     flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
     flask.extensions["tramita.settings"] = settings
+    store = flask.extensions["tramita.store"]
+    flask.extensions["tramita.documents"] = Documents(app, DocumentStore(settings["database_url"]),
+                                                      cited=lambda sha256: document_cited(store, sha256))
     i18n.register(flask)
     api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)
@@ -136,7 +151,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
 
     flask.before_request(authenticate)
     for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, subscriptions.blp,
-                      views.health):
+                      documents.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     pages.register(flask, config)  # the pages people read (api/pages), after the API's own checks

@@ -40,6 +40,8 @@ MAX_JSON_DEPTH = 32
 MAX_INTEGER_LITERAL = 40
 #: Methods whose body the API reads.
 BODY_METHODS = ("POST", "PUT", "PATCH")
+#: Endpoints whose body is a file, read by their view with a limit of its own (api/documents.py), not JSON.
+RAW_BODY_ENDPOINTS = ("documents.upload",)
 
 #: A JSON string, or an unterminated one up to the end: every match attempt that starts at a quote succeeds, so
 #: blanking strings stays linear in the body's length whatever quotes and backslashes it holds.
@@ -55,8 +57,9 @@ class MalformedBodyError(ValueError):
 
 def read_body() -> None:
     """Before every view: a written body within the limit, JSON, not too deep; kept parsed for the request."""
-    if request.method not in BODY_METHODS or request.endpoint is None or request.blueprint == "pages":
-        return  # the pages' forms are read by api/pages (form fields, within MAX_CONTENT_LENGTH)
+    if request.method not in BODY_METHODS or request.endpoint is None or request.blueprint == "pages" \
+            or request.endpoint in RAW_BODY_ENDPOINTS:
+        return  # the pages' forms: read by api/pages (form fields); an upload: read raw by api/documents.py
     chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
     if not request.content_length and not chunked:
         return  # no body: the schema says which fields are required

@@ -24,6 +24,7 @@ from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
 from domain.application import ConcurrentActError
+from audit.documents import DocumentAlteredError, DocumentNotFoundError
 from audit.service import NotSignedError
 from audit.verify import StoreEmptyError
 from domain.errors import (
@@ -188,8 +189,20 @@ def register(app: Flask) -> None:
     app.register_error_handler(ConcurrentActError, lambda e: problem(409, _known(str(e)), kind="concurrent-act"))
     app.register_error_handler(NotSignedError, lambda e: problem(404, _known(str(e)), kind="not-signed"))
     app.register_error_handler(StoreEmptyError, lambda e: problem(404, _known(str(e)), kind="store-empty"))
+    app.register_error_handler(DocumentNotFoundError, lambda e: problem(
+        404, f"nenhum documento {e} citado por um ato ou enviado com este token", kind="document-not-found",
+        field="sha256"))
+    app.register_error_handler(DocumentAlteredError, _altered_document)
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
+
+
+def _altered_document(error: DocumentAlteredError) -> Response:
+    """A stored document whose bytes no longer give its SHA-256 (or its size or type): never served; logged, and
+    raised as a system alert by the store's service (audit/documents.py)."""
+    log.error("document altered: %s", error)
+    return problem(500, f"documento alterado: {error.sha256}: {error.why}; o arquivo guardado não é servido, e um "
+                   "alerta foi registrado", kind="document-altered", field="sha256")
 
 
 def _unexpected(error: Exception) -> Response:

@@ -25,6 +25,8 @@ MAX_NAME_CHARS = 200
 MAX_REFERENCE_CHARS = 500
 #: Longest free text (a reason, a justification, a description of limits): may hold newlines and tabs.
 MAX_FREE_TEXT_CHARS = 10_000
+#: The most documents one act attaches (`attachments`: each already stored with `POST /documents`).
+MAX_ATTACHMENTS = 50
 #: Earliest and latest day a date or a moment may name: far outside any act of LC 35/1991, and far enough from
 #: the calendar's ends that a deadline computed from either never overflows.
 EARLIEST_DAY, LATEST_DAY = date(1900, 1, 1), date(2199, 12, 31)

@@ -79,6 +79,9 @@ class CaseSchema(Schema):
     breaches = fields.Raw()
     bills = fields.Raw()
     archived = fields.Raw(allow_none=True)
+    attachments = fields.List(fields.Dict(), metadata={
+        "description": "the documents the case's acts cite: sha256, name, type, size, act, act_version (the "
+                       "version of the act's event), on (its legal date); the bytes at `/documents/{sha256}`"})
 
 
 class TimelineEventSchema(Schema):

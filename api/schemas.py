@@ -9,12 +9,16 @@ field is not ignored. Each act's schema has exactly the fields of the applicatio
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any
+
+from flask import current_app
+from marshmallow import Schema, fields, post_load, validate
 
 from api.fields import (
-    Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
+    MAX_ATTACHMENTS, Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
 )
 from domain.case import KINDS, PREFECT_BILLS
+from domain.errors import InvalidActError
 
 
 def _required(make, description: str, **options):  # noqa: ANN001, ANN202
@@ -42,10 +46,44 @@ def codes(description: str, **options) -> fields.List:  # noqa: ANN003
                        metadata={"description": description}, **options)
 
 
+class AttachmentSchema(Schema):
+    """A document the act cites, stored before with `POST /documents`: its SHA-256 and the name it goes by."""
+
+    sha256 = fields.String(required=True, validate=validate.Regexp(r"^[0-9a-f]{64}$", error=(
+        "64 lowercase hex digits: the SHA-256 that POST /documents answered")), metadata={
+        "description": "the document's SHA-256 (hex), as `POST /documents` answered it", "pattern": "^[0-9a-f]{64}$"})
+    name = reference("what the document is, as the act cites it (e.g. Decreto Legislativo 12/2026.pdf)")
+
+
 class ActSchema(Schema):
-    """Every act: its legal date (the day it happened, not when it is recorded)."""
+    """Every act: its legal date (the day it happened, not when it is recorded), and the documents it cites."""
 
     occurred_on = Day(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
+    attachments = fields.List(fields.Nested(AttachmentSchema), load_default=None, validate=validate.Length(
+        max=MAX_ATTACHMENTS), metadata={"description": "documents the act cites, each stored first with `POST "
+                                                       "/documents`; recorded in the act's save, by SHA-256"})
+
+    @post_load
+    def resolve_attachments(self, data: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """Each attachment must name a stored document, once (422 `invalid-act` naming `attachments.<i>.sha256`);
+        it is then described as stored (type, size), which the act records."""
+        attachments = data.get("attachments")
+        if not attachments:
+            data.pop("attachments", None)
+            return data
+        stored = current_app.extensions["tramita.documents"].describe(sorted({a["sha256"] for a in attachments}))
+        seen: set[str] = set()
+        for index, attachment in enumerate(attachments):
+            digest = attachment["sha256"]
+            if digest not in stored:  # well formed, but naming nothing stored: refused as an act is (invalid-act)
+                raise InvalidActError(f"attachments.{index}.sha256", f"nenhum documento {digest} foi guardado: "
+                                      "envie-o antes com POST /documents")
+            if digest in seen:
+                raise InvalidActError(f"attachments.{index}.sha256", "o mesmo documento já está nesta lista")
+            seen.add(digest)
+        data["attachments"] = [{"sha256": a["sha256"], "name": a["name"], "type": stored[a["sha256"]].type,
+                                "size": stored[a["sha256"]].size} for a in attachments]
+        return data
 
 
 # ---------------------------------------------------------------- opening (Art. 8, 9, 31, 37)
@@ -226,6 +264,9 @@ class CommunicationSentSchema(ActSchema):
 
 class FigureRecordedSchema(ActSchema):
     """Art. 4 par. ún.: a registry figure of a municipality, in force from `as_of`, with its source."""
+
+    class Meta:
+        exclude = ("attachments",)  # a registry figure cites its source; documents are attached to a case's acts
 
     figure = reference("population, voters, revenue, buildings or area_km2")
     value = Quantity(required=True, metadata={"description": "an integer or a decimal as text"})

@@ -1,4 +1,5 @@
-"""The Merkle log's tables, on SQLite and PostgreSQL (what each holds: `audit/log.py`'s docstring)."""
+"""The audit record's tables, on SQLite and PostgreSQL: the Merkle log's (what each holds: `audit/log.py`'s
+docstring) and the documents acts cite (`audit/documents.py`'s), all created by `tramita migrate`."""
 
 DDL = {
     "sqlite": [
@@ -28,3 +29,20 @@ DDL = {
         "delivered_at TEXT NOT NULL, PRIMARY KEY (size, witness))",
     ],
 }
+
+DOCUMENT_DDL = {
+    "sqlite": [
+        "CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, "
+        "size INTEGER NOT NULL, content BLOB NOT NULL, stored_at TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS document_uploads (sha256 TEXT NOT NULL, token_id TEXT NOT NULL, "
+        "uploaded_at TEXT NOT NULL, PRIMARY KEY (sha256, token_id))",
+    ],
+    "postgresql": [
+        "CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, "
+        "size BIGINT NOT NULL, content BYTEA NOT NULL, stored_at TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS document_uploads (sha256 TEXT NOT NULL, token_id TEXT NOT NULL, "
+        "uploaded_at TEXT NOT NULL, PRIMARY KEY (sha256, token_id))",
+    ],
+}
+for _dialect, _statements in DOCUMENT_DDL.items():
+    DDL[_dialect] = DDL[_dialect] + _statements

@@ -318,3 +318,8 @@ def _municipality(row: dict[str, Any]) -> dict[str, Any]:
     decoded["frozen"] = bool(decoded["frozen"])
     decoded.pop("search", None)
     return decoded
+
+
+def document_cited(store: Store, sha256: str) -> bool:
+    """Does an act of some case cite the document with this digest (the `attachments` projection)?"""
+    return bool(store.query("SELECT 1 FROM case_attachments WHERE sha256 = ? LIMIT 1", (sha256,)))

@@ -134,6 +134,12 @@ def deadline_amends(alert: Alert) -> list[tuple[Row, dict[str, Any]]]:
     return [((alert.case_id, alert.deadline), {"alerts_due_on": None})]
 
 
+def attachment_rows(case: Case) -> list[Row]:
+    """The documents the case's acts cite (domain/case/attachments.py): one row per act and document."""
+    return [(str(case.id), a["act_version"], a["sha256"], case.number, a["act"], a["name"], a["type"], a["size"],
+             _iso(a["on"])) for a in getattr(case, "attachments", [])]
+
+
 def freeze_rows(municipality: Municipality) -> list[Row]:
     """Art. 38: every freeze of the municipality, active or lifted, with the blocking case."""
     return [(
@@ -180,6 +186,7 @@ ROWS: dict[str, Callable[[Any], list[Row]]] = {
     "cases": case_rows,
     "case_municipalities": case_municipality_rows,
     "deadlines": deadline_rows,
+    "case_attachments": attachment_rows,
     "freezes": freeze_rows,
     "alerts": alert_rows,
     "alert_deliveries": delivery_rows,

@@ -94,6 +94,12 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
             ("alert_id", TEXT), ("subscription_id", TEXT), ("delivery", TEXT), ("tries", INT), ("error", TEXT),
         ), key=("alert_id", "subscription_id"), owner="alert_id", indexes=(("subscription_id", "delivery"),)),
     )),
+    Projection("attachments", ("case",), (
+        Table("case_attachments", (
+            ("case_id", TEXT), ("act_version", INT), ("sha256", TEXT), ("case_number", TEXT), ("act", TEXT),
+            ("name", TEXT), ("media_type", TEXT), ("size", INT), ("occurred_on", TEXT),
+        ), key=("case_id", "act_version", "sha256"), owner="case_id", indexes=(("sha256",),)),
+    )),
     Projection("municipalities", ("municipality",), (
         Table("municipalities", (
             ("code", TEXT), ("name", TEXT), ("uf", TEXT), ("figures", TEXT), ("districts", TEXT),

@@ -57,6 +57,7 @@ class ApiHarness:
 
     def close(self) -> None:
         self.flask.extensions["tramita.store"].close()
+        self.flask.extensions["tramita.documents"].store.close()
         self.store.close()
         self.app.close()
 

@@ -131,3 +131,16 @@ def test_nginx_says_in_problem_json_when_the_api_is_down(proxied):
     status, headers, body = request(f"{url}/health")
     assert (status, headers["Content-Type"], json.loads(body)["title"]) == (502, "application/problem+json",
                                                                             "Bad Gateway")
+
+
+def test_nginx_passes_a_document_upload_larger_than_an_act_and_refuses_one_over_the_document_limit(proxied):
+    _, port, server, token = proxied
+    document = b"%PDF-1.4\n" + b"0" * (2 * 1024 * 1024)  # twice an act's limit, within a document's
+    head = (f"POST /documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/pdf"
+            f"\r\nContent-Length: {len(document)}\r\nConnection: close\r\n\r\n").encode()
+    status, problem = raw_answer("127.0.0.1", port, head + document)
+    assert status == 403 and problem["article"]  # tramita's answer (an auditor stores no document): passed through
+    oversized = b"POST /documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 11000000\r\n\r\n"
+    status, problem = raw_answer("127.0.0.1", port, oversized)
+    assert (status, problem["title"]) == (413, "Request Entity Too Large")
+    assert server.process.poll() is None

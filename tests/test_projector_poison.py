@@ -87,9 +87,9 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
 
     assert main(["project", "--once"]) == 0
     report = capsys.readouterr().err
-    assert "2 aggregate(s) could not be projected" in report and str(poisoned.id) in report
+    assert "3 aggregate(s) could not be projected" in report and str(poisoned.id) in report
     failures = {f["projection"]: f for f in projector.failures()}
-    assert set(failures) == {"cases", "deadlines"}  # the two projections that read cases
+    assert set(failures) == {"cases", "deadlines", "attachments"}  # the three projections that read cases
     for failure in failures.values():
         assert (failure["aggregate_id"], failure["aggregate_kind"], failure["notification_id"], failure["topic"]) \
             == (str(poisoned.id), "case", poison_at, TOPIC_OF_A_LATER_VERSION)
@@ -100,7 +100,8 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
 
     alerts = system_alerts(projector.store)
-    assert sorted(a["subject"] for a in alerts) == [f"cases:{poisoned.id}", f"deadlines:{poisoned.id}"]
+    assert sorted(a["subject"] for a in alerts) == [f"attachments:{poisoned.id}", f"cases:{poisoned.id}",
+                                                    f"deadlines:{poisoned.id}"]
     assert {a["kind"] for a in alerts} == {PROJECTION_FAILURE}
     assert all(a["case_number"] is None and a["due_on"] is None and a["article"] is None for a in alerts)
     assert f"notification {poison_at}" in alerts[0]["message"]
@@ -111,10 +112,10 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     assert main(["project", "--once"]) == 0
     assert {(f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == recorded
     assert main(["rebuild"]) == 0
-    assert "2 aggregate(s) could not be projected" in capsys.readouterr().err
+    assert "3 aggregate(s) could not be projected" in capsys.readouterr().err
     assert {(f["projection"], f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == {
-        (projection, *ids) for projection in ("cases", "deadlines") for ids in recorded}
-    assert len(system_alerts(projector.store)) == 2  # raised again, recorded once
+        (projection, *ids) for projection in ("cases", "deadlines", "attachments") for ids in recorded}
+    assert len(system_alerts(projector.store)) == 3  # raised again, recorded once
 
     lines = scheduler_lines(capsys)
     logged = [line for line in lines if line["event"] == "alert" and line["kind"] == PROJECTION_FAILURE]
@@ -122,11 +123,11 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     assert all(line["case_id"] is None and line["due_on"] is None for line in logged)
     assert [line["case_id"] for line in lines if line["event"] == "case-unreadable"] == [str(poisoned.id)]
     [scan] = [line for line in lines if line["event"] == "scan"]
-    assert (scan["system_alerts"], scan["unreadable"]) == (2, 1)
+    assert (scan["system_alerts"], scan["unreadable"]) == (3, 1)
 
     client = create_app({"TRAMITA_DATABASE_URL": url}, application=app).test_client()
     health = client.get("/health").get_json()
-    assert {f["projection"] for f in health["failures"]} == {"cases", "deadlines"}
+    assert {f["projection"] for f in health["failures"]} == {"cases", "deadlines", "attachments"}
     token = app.issue_token(Actor("test", "token-administrator"), name="Tribunal de Contas", role="auditor").token
     listed = client.get("/alerts", headers={"Authorization": f"Bearer {token}"}).get_json()["items"]
     assert sorted(a["subject"] for a in listed if a["case_id"] is None) == sorted(a["subject"] for a in alerts)

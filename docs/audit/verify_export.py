@@ -3,7 +3,7 @@
 
 Usage:
 
-    python verify_export.py EXPORT.jsonl --key VERIFIER_KEY_OR_FILE
+    python verify_export.py EXPORT.jsonl --key VERIFIER_KEY_OR_FILE [--documents DIR]
 
     VERIFIER_KEY_OR_FILE is the log's verifier key, `<name>+<8 hex digits>+<base64 key>` (the format of Go's
     golang.org/x/mod/sumdb/note), or a file that holds it on its first line. Take it from the log's operator through
@@ -35,6 +35,10 @@ The export (JSON Lines, UTF-8) and what is checked:
   listed in `not_yet_covered` (and nothing else is); the case head is signed by the key and names the case, its last
   version and that version's hash, which must be the last event line's (so a file cut short is caught).
   Without a checkpoint, no event is covered yet, and each must carry a valid signature.
+- an event of type `Case.DocumentsAttached` lists the documents an act cites, each `{"sha256", "name", "type",
+  "size"}`; their bytes are not in the export. With `--documents DIR` (a folder holding the files, under any names,
+  e.g. as downloaded from `GET /documents/{sha256}`), checked: for every document listed, a file of the folder has
+  that SHA-256 and that size. Since the event is in the signed log, such a file is the document the act cited.
 """
 
 from __future__ import annotations
@@ -529,6 +533,45 @@ def _check_case_head(note: Any, last: Event | None, key: Key, verdict: Verdict) 
 
 # --------------------------------------------------------------------------------------------- the program
 
+DOCUMENTS_ATTACHED = "Case.DocumentsAttached"
+
+
+def attached_documents(text: str) -> list[dict[str, Any]]:
+    """The documents the export's `Case.DocumentsAttached` lines list (each with the version that lists it)."""
+    found = []
+    for number, line in enumerate(text.split("\n"), 1):
+        try:
+            document = parse_json(line) if line else None
+        except ValueError:
+            continue  # check_export reports it
+        if isinstance(document, dict) and document.get("type") == DOCUMENTS_ATTACHED:
+            for listed in document.get("documents") or []:
+                if isinstance(listed, dict):
+                    found.append({**listed, "listed_by": document.get("originator_version", number)})
+    return found
+
+
+def check_documents(listed: list[dict[str, Any]], folder: Path, verdict: Verdict) -> None:
+    """Every listed document has a file in `folder` with its SHA-256 and size (the files' names do not matter)."""
+    held: dict[str, int] = {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file():
+            content = path.read_bytes()
+            held[hashlib.sha256(content).hexdigest()] = len(content)
+    for document in listed:
+        digest, where = document.get("sha256"), f"event {document['listed_by']}"
+        if not isinstance(digest, str) or not HEX_HASH.fullmatch(digest):
+            verdict.problem(f"{where}: a document without a SHA-256 of 64 lower-case hex digits")
+        elif digest not in held:
+            verdict.problem(f"{where}: no file in {folder} has the SHA-256 of {document.get('name')!r} ({digest})")
+        elif held[digest] != document.get("size"):
+            verdict.problem(f"{where}: {document.get('name')!r} is listed with {document.get('size')} bytes, its "
+                            f"file has {held[digest]}")
+    if listed and not verdict.problems:
+        verdict.notes.append(f"documents: each of the {len(listed)} attached is a file of {folder} with its "
+                             "SHA-256 and size")
+
+
 def read_key(argument: str) -> Key:
     path = Path(argument)
     text = argument
@@ -551,6 +594,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("export", metavar="EXPORT.jsonl", help="the case export (JSON Lines)")
     parser.add_argument("--key", required=True, metavar="VERIFIER_KEY_OR_FILE",
                         help="the log's verifier key (<name>+<8 hex digits>+<base64>), or a file holding it")
+    parser.add_argument("--documents", metavar="DIR", type=Path,
+                        help="a folder holding the attached documents' files: each must have its listed SHA-256")
     arguments = parser.parse_args(argv)
     sys.stdout.reconfigure(errors="backslashreplace")  # a console that cannot show a character still gets the verdict
     try:
@@ -568,6 +613,15 @@ def main(argv: list[str] | None = None) -> int:
         verdict = Verdict(problems=[f"the export is not UTF-8 text (byte {error.start})"])
     else:
         verdict = check_export(text, key)
+        listed = attached_documents(text)
+        if arguments.documents is not None:
+            if not arguments.documents.is_dir():
+                print(f"verify_export: --documents {arguments.documents}: not a folder", file=sys.stderr)
+                return 2
+            check_documents(listed, arguments.documents, verdict)
+        elif listed:
+            verdict.notes.append(f"{len(listed)} documents are attached; their bytes are not in the export: pass "
+                                 "--documents DIR with their files to check them")
     case = f"case {verdict.case_id}" if verdict.case_id else "no case"
     print(f"export {arguments.export}: {case}, {verdict.events} events; key {key}")
     for note in verdict.notes:

@@ -17,7 +17,7 @@ The wiring (which store, which clock, which key) is tramita/bootstrap.py's.
 from __future__ import annotations
 
 from domain.application.alerting import Alerting
-from domain.application.base import LEGAL_TIMEZONE, Acted, ConcurrentActError
+from domain.application.base import LEGAL_TIMEZONE, Acted, Attaching, ConcurrentActError
 from domain.application.case_acts import CaseActs
 from domain.application.reads import SYSTEM_ACTOR, ChainReport, Reads, event_row
 from domain.application.registry_acts import RegistryActs
@@ -26,7 +26,7 @@ from domain.application.subscriptions import Subscriptions
 from domain.application.tokens import Tokens
 from domain.numbering import CaseNumbering
 
-__all__ = ["LEGAL_TIMEZONE", "SYSTEM_ACTOR", "Acted", "CaseNumbering", "ChainReport", "ConcurrentActError",
+__all__ = ["LEGAL_TIMEZONE", "SYSTEM_ACTOR", "Acted", "Attaching", "CaseNumbering", "ChainReport", "ConcurrentActError",
            "Tramita", "event_row"]
 
 

@@ -146,6 +146,18 @@ class _ReceiptFound(Exception):
 _pending_receipt: ContextVar[IdempotentRequest | None] = ContextVar("tramita_pending_receipt", default=None)
 
 
+@dataclass(frozen=True)
+class Attaching:
+    """The documents the act being served cites (each `{"sha256", "name", "type", "size"}`), under its name in
+    the catalogue of acts: `_act` and `open_case` record them after the act's events (domain/case/attachments.py)."""
+
+    act: str
+    documents: list[dict[str, Any]]
+
+
+_pending_attachments: ContextVar[Attaching | None] = ContextVar("tramita_pending_attachments", default=None)
+
+
 LEGAL_TIMEZONE = ZoneInfo("America/Rio_Branco")
 MAX_ATTEMPTS = 8
 #: The n-th retry of a conflicting act waits a random time up to RETRY_BASE * 2**n seconds, at most RETRY_CAP, so
@@ -251,10 +263,17 @@ class ApplicationBase(Application):
             ctx = self.context(actor, occurred_on)
             before = case.version
             others = command(case, ctx) or []
+            self._attach(case, ctx)
             acted = Acted(case.id, case.number, case.version, result(), decided_from=before + 1)
             return acted.stored(self.save(case, *others, *self._receipts(ctx, acted)))
 
         return self._retrying(attempt)
+
+    def _attach(self, case: Case, ctx: ActContext) -> None:
+        """The documents the act being served cites, recorded on the case after the act's own events."""
+        attaching = _pending_attachments.get()
+        if attaching is not None:
+            case.attach_documents(ctx, attaching.act, attaching.documents)
 
     def _receipts(self, ctx: ActContext, acted: Acted) -> list[Receipt]:
         """The receipt to save with the act, when the request being served carries an idempotency key."""
@@ -268,8 +287,10 @@ class ApplicationBase(Application):
                               act=request.act, case_id=acted.case_id, case_number=acted.number,
                               case_version=acted.version, result=acted.result, decided_from=acted.decided_from)]
 
-    def idempotently(self, request: IdempotentRequest | None, record: Callable[[], Acted]) -> Acted:
+    def idempotently(self, request: IdempotentRequest | None, record: Callable[[], Acted],
+                     attachments: Attaching | None = None) -> Acted:
         """`Idempotency-Key`: record the act once; a retry of the same request gets the original act back.
+        `attachments`: the documents the act cites, recorded in the act's own save (`_attach`).
 
         The receipt (key, request fingerprint, resulting case version) is saved in the act's own transaction, so
         two racing copies of a request record one act: the second meets the receipt and is answered from it.
@@ -280,6 +301,12 @@ class ApplicationBase(Application):
         refused; the receipt, read again after the refusal, is then in the log (saved with the winner's act), so
         the copy is answered from it like any later retry, not with the refusal.
         """
+        if attachments is not None and attachments.documents:
+            attaching = _pending_attachments.set(attachments)
+            try:
+                return self.idempotently(request, record)
+            finally:
+                _pending_attachments.reset(attaching)
         if request is None:
             return record()
         existing = self._get_or_none(request.receipt_id)

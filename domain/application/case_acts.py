@@ -36,6 +36,7 @@ class CaseActs(ApplicationBase):
             case = Case.open(ctx, number=number, kind=kind, municipalities=list(municipalities), receiving=receiving,
                              areas=areas, proposed_name=proposed_name, district=district, signatures=signatures,
                              documents=documents, existing=set(registry))
+            self._attach(case, ctx)
             if kind == "district_suppression":
                 self._require_district(registry[case.municipalities[0]], district or "")
             for code in case.frozen:

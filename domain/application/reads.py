@@ -24,7 +24,7 @@ CASE_DOCUMENT_FIELDS = (
     "findings", "councils",
     "requirements", "dispensation", "plebiscite", "result", "communicated_on", "registered_on", "bill", "law",
     "administrator_list", "administrator", "installation", "remuneration", "organic_law", "extinction_request",
-    "deadlines", "communications", "breaches", "bills", "archived", "concluded_on",
+    "deadlines", "communications", "breaches", "bills", "archived", "concluded_on", "attachments",
 )
 
 

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
-from domain.access import COMPETENCE_ENTRIES, AccessToken, IssuedToken, bodies_competent_for, competent_roles
+from domain.access import COMPETENCE_ENTRIES, READ_ONLY_ROLES, AccessToken, IssuedToken, bodies_competent_for, competent_roles
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
 from domain.case import KINDS
@@ -96,6 +96,16 @@ class Tokens(ApplicationBase):
         names = [act, *(entry for table, entry in COMPETENCE_ENTRIES.get(act, ()) if table == "competence.act")]
         step = next((lifecycle.step(name) for name in names if lifecycle.step(name) is not None), None)
         return step.article if step is not None else None
+
+    def require_may_upload(self, actor: Actor) -> None:
+        """Before reading an upload: a document is stored for an act to cite, so only a body that records acts
+        stores one (`competence.*`); a read-only role (an auditor) reads documents and stores none."""
+        today = self.today()
+        bodies = [role for role in competent_roles(self.statute, today) if role not in READ_ONLY_ROLES]
+        if actor.role not in bodies:
+            article = self.statute.in_force("competence.act", today).article
+            raise IncompetentBodyError(article, f"a document is stored for an act to cite, by a body that records "
+                                       f"acts; {actor.role} records none", competent=bodies, role=actor.role)
 
     def tokens(self) -> list[AccessToken]:
         """Every token ever issued (revoked ones included), oldest first: read from the log by the issue's topic."""

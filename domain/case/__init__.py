@@ -9,7 +9,8 @@ in the same save.
 
 Modules: `kinds` (the kinds and item vocabularies), `events`, `opening` (Art. 8, 9, 31, 37; the archive),
 `instruction` (Art. 4, 5, 10), `plebiscite` (Art. 1-I, 11-16, 28-30), `law` (Art. 17, 21, 31, 32, 37;
-CF art. 18 §4), `installation` (Art. 19-26, 40), `deadlines`, `conditions` and `admission` (the lifecycle).
+CF art. 18 §4), `installation` (Art. 19-26, 40), `deadlines`, `attachments` (the documents an act cites),
+`conditions` and `admission` (the lifecycle).
 
 `Case` lives in this module and its events are nested in it, as they always were: stored topics stay
 `domain.case:Case` and `domain.case:Case.<Event>`, and the hash chain's `type` stays `Case.<Event>`.
@@ -18,8 +19,9 @@ CF art. 18 §4), `installation` (Art. 19-26, 40), `deadlines`, `conditions` and 
 from __future__ import annotations
 
 from domain.acts import ChainedAggregate
-from domain.case import deadlines, events
+from domain.case import attachments, deadlines, events
 from domain.case.admission import Admission, NextAct
+from domain.case.attachments import Attachments
 from domain.case.conditions import CONDITIONS, Verdict
 from domain.case.deadlines import Deadlines
 from domain.case.installation import Installation
@@ -37,7 +39,8 @@ __all__ = ["BOOLEAN_ITEMS", "CONDITIONS", "DISTRICT_KINDS", "FINDING_ITEMS", "IN
            "case_id_for"]
 
 
-class Case(Opening, Instruction, Plebiscite, Law, Installation, Deadlines, Admission, ChainedAggregate):
+class Case(Opening, Instruction, Plebiscite, Law, Installation, Deadlines, Attachments, Admission,
+           ChainedAggregate):
     """A case under LC 35/1991, from petition to its final act (Art. 1, 8-40).
 
     Its events are assigned here so that the aggregate's metaclass redefines each as `Case.<Name>` in this module
@@ -76,3 +79,4 @@ class Case(Opening, Instruction, Plebiscite, Law, Installation, Deadlines, Admis
     DeadlineDueDateSet = deadlines.DeadlineDueDateSet
     DeadlineMet = deadlines.DeadlineMet
     DeadlineMissed = deadlines.DeadlineMissed
+    DocumentsAttached = attachments.DocumentsAttached

@@ -72,6 +72,7 @@ class PetitionFiled(Logged, ChainedAggregate.Created):
         case.deadlines, case.communications, case.breaches, case.bills = {}, {}, [], {}
         case.archived, case.concluded_on = None, None
         case.opening_article, case.acts_log = self.article, {}
+        case.attachments = []
 
 
 class RequisitionIssued(Logged, ChainedAggregate.Event):

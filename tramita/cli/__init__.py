@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from tramita.bootstrap import StoreMissingError, private_files
 
 #: The projections `rebuild --projection` accepts (kept here so that `--help` imports nothing heavy).
-PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "deliveries", "municipalities")
+PROJECTION_NAMES = ("cases", "deadlines", "freezes", "alerts", "deliveries", "attachments", "municipalities")
 
 
 def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
