@@ -331,3 +331,18 @@ source = "LC federal 200/2026, art. 1º"
     assert main(["statute", "amend", str(amendment)]) == 2
     assert "already in the statute as given" in capsys.readouterr().err
     assert main(["verify"]) == 0  # the amendment is in the hash-chained, verified log like every act
+
+
+def test_an_amendment_on_a_log_with_an_unreadable_event_is_refused_naming_it_and_records_nothing(tmp_path):
+    url = f"sqlite:///{tmp_path / 'altered.sqlite'}"
+    app = new_app(url)
+    creation_verified(app, date(2026, 6, 1))
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "altered.sqlite") as db:  # a database administrator's edit
+        db.execute("UPDATE stored_events SET state = ? WHERE rowid = 3", (b"{not json",))
+    before = recorded(app)
+    with pytest.raises(StatuteAmendmentError) as refusal:
+        open_period(app)
+    assert "event 3 of the log cannot be read" in refusal.value.problems["parameters"][0]
+    assert recorded(app) == before

@@ -72,12 +72,17 @@ class StatuteActs(ApplicationBase):
         compressor, cipher = self.mapper.compressor, self.mapper.cipher
         while notifications := self.recorder.select_notifications(start=start, limit=_SCAN_PAGE):
             for notification in notifications:
-                data = notification.state
-                if cipher is not None:
-                    data = cipher.decrypt(data)
-                if compressor is not None:
-                    data = compressor.decompress(data)
-                state = decode(data)
+                try:
+                    data = notification.state
+                    if cipher is not None:
+                        data = cipher.decrypt(data)
+                    if compressor is not None:
+                        data = compressor.decompress(data)
+                    state = decode(data)
+                except Exception as error:  # an altered row: judging without it could miss a decision
+                    raise StatuteAmendmentError({"parameters": [
+                        f"event {notification.id} of the log cannot be read ({type(error).__name__}), so what the "
+                        "acts applied cannot be known; run `tramita verify` and restore the store"]}) from None
                 occurred_on = state.get("occurred_on")
                 if type(occurred_on) is not date:
                     continue
