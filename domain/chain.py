@@ -53,6 +53,10 @@ def canonical_value(value: Any) -> Any:
         return {"$date": value.isoformat()}
     if kind is list:
         return [item if type(item) in _PLAIN else canonical_value(item) for item in value]
+    if kind is datetime:  # every event's timestamp
+        return {"$datetime": value.isoformat()}
+    if kind is UUID:
+        return {"$uuid": str(value)}
     return _tagged(value)
 
 
@@ -86,8 +90,11 @@ def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any
 
 def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
     """The canonical encoding of one event (step 1 and 2 of the recipe)."""
-    document = canonical_document(event_type, fields)
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _ENCODER.encode(canonical_document(event_type, fields)).encode("utf-8")
+
+
+#: Step 2's encoder, built once (`json.dumps` builds one per call): it keeps nothing between two encodings.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def event_hash(event_type: str, fields: dict[str, Any]) -> str:
