@@ -29,6 +29,7 @@ GENESIS = "0" * 64
 EXCLUDED_FIELDS = ("hash", "originator_topic", "signature", "class_version")
 #: The member an upcast sets on an event read from an older class version: the names of the fields it added.
 UPCAST_MARK = "added_by_upcast"
+_EXCLUDED = frozenset({*EXCLUDED_FIELDS, UPCAST_MARK})
 
 
 def added_by_upcast(state: dict[str, Any], **fields: Any) -> None:
@@ -37,17 +38,25 @@ def added_by_upcast(state: dict[str, Any], **fields: Any) -> None:
     state[UPCAST_MARK] = sorted({*state.get(UPCAST_MARK, ()), *fields})
 
 
+#: The types JSON has, taken as they are (by exact type: a subclass goes through `_tagged`).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def canonical_value(value: Any) -> Any:
     """Map a stored value onto plain JSON, tagging the types JSON lacks."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:  # the common cases first, by exact type
+    if kind in _PLAIN:  # the common cases first, by exact type
         return value
     if kind is dict:
-        return {str(key): canonical_value(item) for key, item in value.items()}
+        return {str(key): item if type(item) in _PLAIN else canonical_value(item) for key, item in value.items()}
     if kind is date:
         return {"$date": value.isoformat()}
     if kind is list:
-        return [canonical_value(item) for item in value]
+        return [item if type(item) in _PLAIN else canonical_value(item) for item in value]
+    if kind is datetime:  # every event's timestamp
+        return {"$datetime": value.isoformat()}
+    if kind is UUID:
+        return {"$uuid": str(value)}
     return _tagged(value)
 
 
@@ -72,16 +81,20 @@ def _tagged(value: Any) -> Any:
 
 def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`."""
-    excluded = {*EXCLUDED_FIELDS, UPCAST_MARK, *fields.get(UPCAST_MARK, ())}
-    document = {key: canonical_value(item) for key, item in fields.items() if key not in excluded}
+    excluded = _EXCLUDED if UPCAST_MARK not in fields else {*_EXCLUDED, *fields[UPCAST_MARK]}
+    document = {key: item if type(item) in _PLAIN else canonical_value(item) for key, item in fields.items()
+                if key not in excluded}
     document["type"] = event_type
     return document
 
 
 def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
     """The canonical encoding of one event (step 1 and 2 of the recipe)."""
-    document = canonical_document(event_type, fields)
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _ENCODER.encode(canonical_document(event_type, fields)).encode("utf-8")
+
+
+#: Step 2's encoder, built once (`json.dumps` builds one per call): it keeps nothing between two encodings.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def event_hash(event_type: str, fields: dict[str, Any]) -> str:

@@ -150,6 +150,23 @@ def test_a_name_added_by_a_recorded_act_is_then_refused_for_a_new_municipality(m
     assert memory_app.toponyms().same_name("boa esperanca do norte")[0].uf == "MT"
 
 
+def test_the_list_of_names_grown_act_by_act_is_the_list_built_from_every_recorded_name(memory_app):
+    from domain.names import ToponymList
+    from domain.registry import ToponymRegister
+
+    names = [("Boa Esperança do Norte", "MT", "5101837"), ("Vila Nova do Sul", "AC", None),
+             ("Boa Esperança do Norte", "MT", "5101837"), ("Vila  Nova-do Sul", "AC", None)]
+    for name, uf, code in names:
+        memory_app.add_toponym(IBGE, date(2025, 1, 2), name=name, uf=uf, ibge_code=code, source="IBGE")
+        grown = memory_app.toponyms()
+        register = memory_app.repository.get(ToponymRegister.ID)
+        built = ToponymList.shipped().with_names(register.toponyms())
+        assert list(grown) == list(built) and grown.version == built.version
+        assert grown.same_name("vila nova do sul") == built.same_name("vila nova do sul")
+        assert memory_app.toponyms() is grown  # the same version of the register: the same list
+    assert len(memory_app.toponyms().same_name("boa esperanca do norte")) == 1  # an exact repeat counts once
+
+
 def test_timeline_rows_carry_legal_and_recorded_dates_actor_article_rule_versions_and_hashes(memory_app):
     case = open_incorporation(memory_app)
     memory_app.record_council_decree(case, municipal("council", BUJARI), date(2026, 3, 5), municipality=BUJARI,

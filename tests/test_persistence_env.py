@@ -141,3 +141,30 @@ def test_a_postgresql_save_is_one_call_of_tramitas_insert_function_which_locks_t
     assert "IN EXCLUSIVE MODE" in source[lock:insert] and lock < insert
     notifications = app.recorder.select_notifications(start=None, limit=1000)
     assert [n.id for n in notifications] == sorted(n.id for n in notifications) and notifications  # the seed saved
+
+
+def test_an_sqlite_store_reads_an_aggregate_s_events_as_the_library_does_in_one_statement(tmp_path):
+    from uuid import uuid4
+
+    from eventsourcing.persistence import OperationalError, StoredEvent
+    from eventsourcing.sqlite import SQLiteApplicationRecorder
+
+    from domain.application import Tramita
+    from tramita.sqlite import OneStatementReadsRecorder
+
+    app = Tramita(persistence_env(f"sqlite:///{tmp_path / 't.sqlite'}"), clock=lambda: None)
+    recorder = app.recorder
+    assert type(recorder) is OneStatementReadsRecorder
+    library = SQLiteApplicationRecorder(recorder.datastore)
+    ids = [uuid4(), uuid4()]
+    recorder.insert_events([StoredEvent(i, v, "t", f"{i}-{v}".encode()) for v in range(1, 8) for i in ids])
+    for aggregate in [*ids, str(ids[0]), uuid4()]:
+        for select in [{}, {"gt": 3}, {"lte": 5}, {"gt": 2, "lte": 6}, {"desc": True}, {"desc": True, "limit": 2},
+                       {"gt": 1, "desc": True, "limit": 3}, {"limit": 0}, {"gt": 7}, {"desc": None}]:
+            assert recorder.select_events(aggregate, **select) == library.select_events(aggregate, **select)
+    with recorder.datastore.transaction(commit=True) as c:
+        c.execute("DROP TABLE stored_events")
+    with pytest.raises(OperationalError):  # the library's error, as its own read raises
+        recorder.select_events(ids[0])
+    with pytest.raises(OperationalError):
+        library.select_events(ids[0])

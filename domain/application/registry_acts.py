@@ -12,7 +12,7 @@ from typing import Any
 from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
 from domain.errors import InvalidActError
-from domain.names import ToponymList
+from domain.names import Toponym, ToponymList
 from domain.registry import Figure, Municipality, ToponymRegister, figure_value
 
 
@@ -52,6 +52,11 @@ class _ReadWhenNeeded(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._loaded())
+
+
+def _toponyms_of(added: list[dict[str, Any]]) -> list[Toponym]:
+    """The register's recorded names (`ToponymRegister.added`) as toponyms."""
+    return [Toponym(name=a["name"], uf=a["uf"], ibge_code=a["ibge_code"], source=a["source"]) for a in added]
 
 
 class RegistryActs(ApplicationBase):
@@ -102,11 +107,18 @@ class RegistryActs(ApplicationBase):
         (by IBGE, and by every creation or fusion law, which adds its new name in the same save)."""
         register = register or self._get_or_none(ToponymRegister.ID)
         version = register.last_hash if register else None  # the chain head names the content, not just its length
+        added = list(register.added) if register else []
         cached = self.__dict__.get("_toponym_list")
-        if cached is None or cached[0] != version:  # built once per version of the register, not once per act
-            cached = self.__dict__["_toponym_list"] = (
-                version, ToponymList.shipped().with_names(register.toponyms() if register else []))
-        return cached[1]
+        if cached is not None and cached[0] == version:  # built once per version of the register, not once per act
+            return cached[2]
+        if cached is not None and cached[1] == added[:len(cached[1])]:
+            # The register only appends: the list of the version before, with the names added since (the same
+            # list as built from all of them, without normalising every earlier name again on every law).
+            toponyms = cached[2].with_names(_toponyms_of(added[len(cached[1]):]))
+        else:
+            toponyms = ToponymList.shipped().with_names(_toponyms_of(added))
+        self.__dict__["_toponym_list"] = (version, added, toponyms)
+        return toponyms
 
     def municipality(self, code: str) -> Municipality:
         return self._get_municipality(code)

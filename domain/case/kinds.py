@@ -6,6 +6,7 @@ act judges and which items a finding or a bill may name.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from uuid import UUID, uuid5
 
 from domain.registry import REGISTRY_NAMESPACE
@@ -30,6 +31,7 @@ INSTALLATION_DEADLINES = ("budget-proposal", "administrative-organization-bill",
                           "staff-framework-bill", "organic-law")
 
 
+@lru_cache(maxsize=4096)  # a pure function of the number, asked on every act by number: remembered, bounded
 def case_id_for(number: str) -> UUID:
     """Deterministic id of the case numbered `number` (e.g. LC35-2026-0001)."""
     return uuid5(REGISTRY_NAMESPACE, f"case:{number}")
