@@ -11,9 +11,10 @@ from datetime import timedelta
 
 import pytest
 
-from domain.demo import seed_demo
+from domain.demo import DOCUMENTS_1991, attachment_name
 from tests.api_client import ADMIN, ApiHarness
 from tests.stores import NOW
+from tramita.demo import demo_files, seed_demo_with_documents
 
 CASE_1991 = "LC35-1991-0001"
 WAITING = "LC35-2026-0003"
@@ -26,7 +27,7 @@ def demo(tmp_path_factory):  # noqa: ANN201
     folder = tmp_path_factory.mktemp("pages")
     harness = ApiHarness(f"sqlite:///{folder / 'tramita.sqlite'}",
                          config={"TRAMITA_SESSION_KEY": str(folder / "session.key")})
-    seed_demo(harness.app, say=lambda _: None)
+    seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
     harness.projector.catch_up()
     yield harness
     harness.close()
@@ -160,6 +161,21 @@ def test_the_export_the_case_file_links_to_is_read_with_the_session(api):
     sign_in(api.client, api.token("auditor"))
     answer = api.client.get(f"/cases/{CASE_1991}/export")
     assert answer.status_code == 200 and json.loads(answer.data.splitlines()[0])["number"] == CASE_1991
+
+
+def test_the_documents_the_case_file_links_to_are_read_with_the_session_byte_for_byte(api):
+    sign_in(api.client, api.token("auditor"))
+    page = api.client.get(f"/processos/{CASE_1991}").get_data(as_text=True)
+    links = {name: sha256 for sha256, name in re.findall(
+        r'<a class="document" href="/documents/([0-9a-f]{64})">([^<]+)</a>', page)}
+    assert set(links) == {attachment_name(reference) for reference in DOCUMENTS_1991}
+    for reference, content in demo_files().items():
+        answer = api.client.get(f"/documents/{links[attachment_name(reference)]}")
+        assert answer.status_code == 200 and answer.mimetype == "application/pdf"
+        assert answer.data == content, reference
+    signed_out = api.client.post("/sessao/sair", data={"csrf": csrf_of(api.client.get("/processos").data)})
+    assert signed_out.status_code == 303
+    assert api.client.get(f"/documents/{links[attachment_name('Lei 1.036/1992')]}").status_code == 401
 
 
 # ------------------------------------------------------------------------------------------ roles and pages
