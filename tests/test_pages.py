@@ -345,3 +345,34 @@ def test_the_deadline_axis_draws_each_deadline_with_its_status_in_words(api):
     assert sorted(drawn) == sorted((d["status"], d["deadline"]) for d in deadlines)
     assert svg.count('class="closing"') == len(deadlines)  # every deadline of the 1991 case was closed
     assert "cumprido com atraso" in svg and 'class="delay"' in svg
+
+
+def test_a_case_altered_in_the_database_shows_its_timeline_and_a_verdict_naming_the_altered_event(tmp_path):
+    """The timeline is made of the events the verification checked; when the chain fails it is read on its own."""
+    from datetime import date
+
+    from tests.test_api_walk import open_1991_petition
+    from tests.test_chain import StoredEvents
+
+    api = ApiHarness(f"sqlite:///{tmp_path / 'tramita.sqlite'}",
+                     config={"TRAMITA_SESSION_KEY": str(tmp_path / "session.key")})
+    try:
+        opened = open_1991_petition(api)
+        api.act(opened["case_id"], "finding-recorded", "ibge", date(1991, 12, 20), item="art-4-I", value=2100,
+                by_origin={"1200385": 1000, "1200450": 1100}, document="Laudo IBGE 7/1991")
+        api.projector.catch_up()
+        sign_in(api.client, api.token("auditor"))
+        intact = api.client.get(f"/processos/{opened['number']}").get_data(as_text=True)
+        assert 'id="verdict" class="intact"' in intact and "Laudo IBGE 7/1991" in intact
+        case_id = api.app.resolve_case(opened["case_id"])
+        with StoredEvents(api.url) as stored:
+            [(state,)] = stored.execute("SELECT state FROM {table} WHERE originator_id = ? AND "
+                                        "originator_version = 2", stored.id_of(case_id))
+            stored.set_state(stored.id_of(case_id), 2, bytes(state).replace(b"Laudo IBGE 7/1991",
+                                                                            b"Laudo IBGE 8/1991"))
+        altered = api.client.get(f"/processos/{opened['number']}").get_data(as_text=True)
+        assert 'id="verdict" class="altered"' in altered
+        assert "Laudo IBGE 8/1991" in altered and len(re.findall(r"data-sequence=", altered)) == len(
+            re.findall(r"data-sequence=", intact))
+    finally:
+        api.close()
