@@ -73,6 +73,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _detail(row: dict) -> str:
     payload = row["payload"]
+    if isinstance(payload.get("documents"), list):  # the files attached to an act, by name
+        return f" [{', '.join(str(d.get('name')) for d in payload['documents'] if isinstance(d, dict))}]"
     for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
         if key in payload and payload[key]:
             extra = f" due {payload['due_on']}" if key == "deadline" and payload.get("due_on") else ""
