@@ -37,7 +37,7 @@ test: $(STAMP)
 ## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
 ## raw replay of the whole case, then the printable case file of a 1,000-event case against its JSON timeline,
-## and last the writer ceiling on PostgreSQL (where its server binaries are found;
+## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL (where its server binaries are found;
 ## make goes on without it otherwise).
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/verify.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/as_of.py
 	$(BIN)/python bench/dossier.py
+	$(BIN)/python bench/pages.py
 	-$(BIN)/python bench/pg_writers.py
 
 clean:

@@ -7,11 +7,17 @@ once per process on an in-memory store, with the application standing in for the
 is recorded (not those the demo expects refused) is kept as the HTTP request that would make it, the body a view
 parses into that method's keyword arguments. The first request of each operation is its example: the body
 (`requestBody` `example`) and the path parameter it names (the case number or IBGE code, as parameter `example`).
+
+The demo's acts that attach a document (tramita/demo.py: its illustrative PDFs, rendered the same in every process)
+are kept with their `attachments`, each preceded by the upload (`document-uploaded`, the file's bytes) that
+stores it, by the body that records the act: replayed in order, every attachment names a stored document.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -46,6 +52,9 @@ class DemoRequest:
     actor: Actor
     #: The id the write gave what it made (a subscription's), which later requests name in their path.
     made: str | None = None
+    #: An upload's body (`document-uploaded`): the file's bytes, sent with `media_type` (the body is then empty).
+    content: bytes | None = None
+    media_type: str | None = None
 
 
 def plain(value: Any) -> Any:
@@ -69,8 +78,24 @@ def _version(entry: dict[str, Any]) -> dict[str, Any]:
 class _Recording:
     """The application as the demo sees it: every write that returns is noted as its HTTP request."""
 
-    def __init__(self, app: Any, case_acts: dict[str, str]) -> None:
+    def __init__(self, app: Any, case_acts: dict[str, str], files: dict[str, bytes] | None = None) -> None:
         self._app, self._case_acts, self.requests = app, case_acts, []
+        #: sha256 -> the bytes of each document the demo may attach (uploaded before the act citing it).
+        self._files = {hashlib.sha256(content).hexdigest(): content for content in (files or {}).values()}
+
+    def idempotently(self, request: Any, record: Any, attachments: Any = None) -> Any:
+        """An act with its attachments: the uploads of its documents, then the act with `attachments` in its body
+        (each by its SHA-256 and the name the act gives it, as a client sends them)."""
+        before = len(self.requests)
+        acted = self._app.idempotently(request, record, attachments)
+        if attachments is not None and attachments.documents and len(self.requests) == before + 1:
+            act = self.requests.pop()
+            uploads = [DemoRequest("document-uploaded", {}, {}, act.actor, content=self._files[d["sha256"]],
+                                   media_type=d["type"]) for d in attachments.documents]
+            body = {**act.body, "attachments": [{"sha256": d["sha256"], "name": d["name"]}
+                                                for d in attachments.documents]}
+            self.requests.extend([*uploads, dataclasses.replace(act, body=body)])
+        return acted
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._app, name)
@@ -121,13 +146,14 @@ def demo_requests() -> tuple[DemoRequest, ...]:
     from domain.demo import seed_demo
     from domain.demo_further import further_acts
     from domain.subscriptions import SubscriptionKeys
+    from tramita.demo import demo_files, described
     from tramita.persistence import persistence_env
 
     app = Tramita(persistence_env("memory://"), clock=lambda: RECORDED_AT)
     app.subscription_keys = SubscriptionKeys(EXAMPLES_SUBSCRIPTION_KEY)
     try:
-        recording = _Recording(app, {act.method: act.name for act in ACTS})
-        seed_demo(recording, say=lambda _: None)
+        recording = _Recording(app, {act.method: act.name for act in ACTS}, demo_files())
+        seed_demo(recording, say=lambda _: None, documents=described(demo_files()))
         further_acts(recording, say=lambda _: None)
         return tuple(recording.requests)
     finally:

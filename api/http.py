@@ -51,7 +51,7 @@ def settings() -> dict[str, Any]:
 #: Reads a signed-in reader of the pages follows as links (no `Authorization` header): the session's token is
 #: taken as their bearer, for GET only; every other endpoint of the API reads the header alone.
 SESSION_READS = {"cases.export_case", "cases.get_case", "cases.case_events", "cases.verify_case",
-                 "dossier.case_dossier"}
+                 "dossier.case_dossier", "documents.download"}
 
 
 def authenticate() -> None:

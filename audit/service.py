@@ -22,6 +22,7 @@ from audit.verify import Finding, Verdict, verify_receipt, verify_store
 from audit.witness import Witness, WitnessError
 from domain import chain
 from domain.acts import Actor
+from domain.case import Case
 from domain.errors import CaseNotFoundError, InvalidActError
 
 #: Who records the audit log's own alerts (the system's role).
@@ -229,12 +230,19 @@ class Audit:
         """One case: its chain, its events' signatures, and each event against the stored tree under the latest
         checkpoint (the tree's root at that size recomputed from the stored nodes). The full check of the whole
         log against every checkpoint is `verify`."""
+        return self.verified_case(case_ref)[0]
+
+    def verified_case(self, case_ref: str | UUID) -> tuple[dict[str, Any], list[Any] | None]:
+        """`verify_case`, and the case's events as it read and checked them (None when its chain does not hold),
+        so that a reader showing both (the case file page) reads and decodes the case once, not twice."""
         case_id = self.app.resolve_case(case_ref)
-        report = self.app.verify(case_ref).as_dict()  # from the stored bytes: never fails on what no longer decodes
+        chained, events = self.app.verified_events(case_ref)  # from the stored bytes: never fails on what no
+        report = chained.as_dict()                           # longer decodes
         if not report["ok"]:
             report.update(findings=[], checkpoint_size=None, not_yet_covered=report["events"])
-            return report
-        report = self.app.verify_case(case_ref).as_dict()  # and it is a case
+            return report, None
+        if not isinstance(events[0], Case.PetitionFiled):  # an aggregate, but no case (a token, a municipality)
+            raise CaseNotFoundError(case_ref)
         findings: list[Finding] = []
         latest = self.log.checkpoint() if self.log.exists() else None
         checkpoint, size = None, 0
@@ -252,7 +260,6 @@ class Audit:
                                             "signed one: the tree or the events were altered"))
             except merkle.ProofError as error:
                 findings.append(Finding("checkpoint", str(error)))
-        events = self.app.events_of(case_id)
         logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
         uncovered = 0
         for event in events:
@@ -287,7 +294,7 @@ class Audit:
                                     min(deleted)))
         report.update(ok=report["ok"] and not findings, findings=[f.as_dict() for f in findings],
                       checkpoint_size=size or None, not_yet_covered=uncovered)
-        return report
+        return report, events
 
 
 def _note(checkpoint: StoredCheckpoint | None) -> str | None:

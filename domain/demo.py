@@ -11,16 +11,20 @@
 
 Figures the registry seed does not have (1991 figures, Feijó's revenue and buildings) are recorded here as
 acts whose source says plainly that they are illustrative demo figures, not verified data.
+
+Case 1's legislative decree, TRE resolution and state law are attached to the acts that cite them when the seeding
+passes their stored files (`documents`: tramita/demo.py renders each as a PDF saying it is an illustrative demo
+document, not an official one, and stores it); the demo itself records only what the API would: their SHA-256.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from typing import Any
 
 from domain.acts import Actor
-from domain.application import Tramita
+from domain.application import Attaching, Tramita
 from domain.errors import LegalRuleError
 from domain.voter_title import make_voter_title
 
@@ -39,14 +43,50 @@ def municipal(role: str, code: str) -> Actor:
     return Actor(f"{role}-{code}-demo", role, code)
 
 
-def seed_demo(app: Tramita, say: Callable[[str], None] = print) -> bool:
-    """Seed the registry and the four demo cases; False (and nothing done) when already seeded."""
+CASE_1991 = "LC35-1991-0001"
+#: The documents of case 1 attached to the acts that cite them: reference -> (the act, what the document is).
+#: Each file is illustrative (tramita/demo.py says so on its page and in its metadata), never an official text.
+DOCUMENTS_1991: dict[str, tuple[str, str]] = {
+    "Decreto Legislativo 12/1991": (
+        "plebiscite-decreed", "o decreto legislativo da Assembleia Legislativa que convoca o plebiscito sobre a "
+                              "criação do Município de Extrema, de 27/12/1991 (Art. 11)"),
+    "Resolução TRE-AC 40/1991": (
+        "plebiscite-scheduled", "a resolução do Tribunal Regional Eleitoral do Acre que marca o plebiscito para "
+                                "05/01/1992, de 30/12/1991 (Art. 12)"),
+    "Lei 1.036/1992": (
+        "law-enacted", "a lei estadual que cria o Município de Vila Extrema, com sede em Vila Extrema, a partir de "
+                       "Plácido de Castro e Senador Guiomard, de 21/01/1992 (Art. 17)"),
+}
+#: A stored document as the API describes it: {"sha256", "type", "size"} (audit/documents.py StoredDocument).
+Stored = Mapping[str, Mapping[str, object]]
+
+
+def attachment_name(reference: str) -> str:
+    """The name a demo document is attached under: it says the file is the demo's illustration of the act."""
+    return f"{reference} (ilustrativo, demo).pdf"
+
+
+def _citing(app: Tramita, documents: Stored | None, reference: str, record: Callable[[], Any]) -> Any:
+    """Record an act; when `documents` holds the file of `reference`, attach it in the act's own save, as the
+    API does for an act whose body names it in `attachments`."""
+    stored = (documents or {}).get(reference)
+    if stored is None or reference not in DOCUMENTS_1991:
+        return record()
+    attached = {"sha256": stored["sha256"], "name": attachment_name(reference), "type": stored["type"],
+                "size": stored["size"]}
+    return app.idempotently(None, record, Attaching(DOCUMENTS_1991[reference][0], [attached]))
+
+
+def seed_demo(app: Tramita, say: Callable[[str], None] = print, documents: Stored | None = None) -> bool:
+    """Seed the registry and the four demo cases; False (and nothing done) when already seeded.
+
+    `documents`: reference -> the stored file (sha256, type, size) of those of DOCUMENTS_1991 to attach."""
     seeded = app.seed_registry(IBGE, app.context(IBGE, date(1991, 12, 18)).today)
     say(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded")
-    if app.case_exists("LC35-1991-0001"):
+    if app.case_exists(CASE_1991):
         say("demo cases: already seeded")
         return False
-    extrema = creation_1992(app, say)
+    extrema = creation_1992(app, say, documents)
     feijo = creation_2026(app, say)
     district_2026(app, say, blocking=feijo)
     waiting = awaiting_answers_2026(app, say)
@@ -89,7 +129,7 @@ def record_figure_1991(app: Tramita, code: str, figure: str, value: Any, day: da
                       source=ILLUSTRATIVE)
 
 
-def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
+def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | None = None) -> str:
     """Case 1: a creation under LC 35/1991 before the federal gate, from petition to conclusion."""
     for code, figures in FIGURES_1991.items():
         for figure, value in figures.items():
@@ -100,13 +140,16 @@ def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
                            proposed_name="Extrema", documents=ART_9_DOCUMENTS)
     case = opened.number
     say(f"{case}: creation petition filed by the Governor (Art. 8, 9); Plácido de Castro and Senador Guiomard frozen")
-    instruct_and_vote_1992(app, case)
+    instruct_and_vote_1992(app, case, documents)
     law = dict(law="Lei 1.036/1992", seat_origin=PLACIDO, limits="descritos no anexo I",
                comarca="Plácido de Castro", districts=["Vila Extrema (sede)", "Nova Califórnia"],
                living_person_declaration=True)
     _refused(say, lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Extrema", **law))
-    app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema", **law)
+    _citing(app, documents, law["law"], lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema",
+                                                              **law))
     say(f"{case}: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation")
+    if documents:
+        say(f"{case}: the decree, the TRE's resolution and the law attached as illustrative PDFs (by SHA-256)")
     install_1993(app, case)
     say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
     close_obligations_1993(app, case)
@@ -115,7 +158,7 @@ def creation_1992(app: Tramita, say: Callable[[str], None]) -> str:
     return case
 
 
-def instruct_and_vote_1992(app: Tramita, case: str) -> None:
+def instruct_and_vote_1992(app: Tramita, case: str, documents: Stored | None = None) -> None:
     """Art. 4 findings and Art. 5 verification, the plebiscite (Art. 11-15) and the CCJ's bill (Art. 16)."""
     for actor, item, value, by_origin, tax in FINDINGS_1991:
         app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
@@ -125,15 +168,16 @@ def instruct_and_vote_1992(app: Tramita, case: str) -> None:
                         decreed=(date(1991, 12, 27), "Decreto Legislativo 12/1991"),
                         scheduled=(date(1991, 12, 30), "Resolução TRE-AC 40/1991", date(1992, 1, 5)),
                         homologated=date(1992, 1, 7), communicated=date(1992, 1, 8), registered=date(1992, 1, 9),
-                        bill=(date(1992, 1, 10), "Projeto de Lei 3/1992"))
+                        bill=(date(1992, 1, 10), "Projeto de Lei 3/1992"), documents=documents)
 
 
 def _plebiscite_to_bill(app: Tramita, case: str, populations: dict[str, Any], *, decreed: tuple[date, str],
                         scheduled: tuple[date, str, date], homologated: date, communicated: date, registered: date,
-                        bill: tuple[date, str]) -> None:
+                        bill: tuple[date, str], documents: Stored | None = None) -> None:
     """Art. 11-16: decree, TRE resolution, homologation, communication, plenary registration, the CCJ's bill."""
-    app.decree_plebiscite(case, PRESIDENT, decreed[0], decree=decreed[1])
-    app.schedule_plebiscite(case, TRE, scheduled[0], resolution=scheduled[1], plebiscite_date=scheduled[2])
+    _citing(app, documents, decreed[1], lambda: app.decree_plebiscite(case, PRESIDENT, decreed[0], decree=decreed[1]))
+    _citing(app, documents, scheduled[1], lambda: app.schedule_plebiscite(
+        case, TRE, scheduled[0], resolution=scheduled[1], plebiscite_date=scheduled[2]))
     app.homologate_result(case, TRE, homologated, voted_on=scheduled[2], populations=populations)
     app.communicate_result(case, TRE, communicated)
     app.register_in_plenary(case, PRESIDENT, registered)

@@ -8,20 +8,21 @@ import pytest
 
 from api.examples import RECORDED_AT, examples
 from domain.case import case_id_for
-from domain.demo import seed_demo
 from domain.demo_further import further_acts
 from tests.api_client import ApiHarness
 from tests.test_api_contract import assert_problem
+from tramita.demo import seed_demo_with_documents
 
 UNKNOWN = "LC35-2026-9999"
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):  # noqa: ANN001, ANN201
-    """The demo and its further acts recorded (so that each act's example has its recorder's token to send)."""
+    """The demo (with the documents its examples attach) and its further acts recorded (so that each act's example
+    has its recorder's token to send, and names documents that are stored)."""
     harness = ApiHarness(f"sqlite:///{tmp_path_factory.mktemp('not-found') / 'api.sqlite'}")
     harness.clock.now = RECORDED_AT
-    seed_demo(harness.app, say=lambda _: None)
+    seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
     further_acts(harness.app, say=lambda _: None)
     yield harness
     harness.close()

@@ -69,7 +69,8 @@ def test_each_example_is_the_body_of_the_demo_s_first_act_of_its_operation_and_n
 
 def test_the_demo_replayed_through_http_in_its_order_accepts_every_example_on_a_fresh_store(api):
     """Every write of the demo, each the request its example shows, sent with its recorder's token (and the case's
-    ETag as If-Match on a case) to the path the document gives, with the example's path parameters."""
+    ETag as If-Match on a case) to the path the document gives, with the example's path parameters; an act that
+    attaches a document comes after the upload of that document's bytes, by the same body."""
     spec = api.client.get("/openapi.json").get_json()
     writes = write_operations(spec)
     examples = {name: operation["requestBody"]["content"]["application/json"]["example"] if "requestBody" in
@@ -77,7 +78,15 @@ def test_the_demo_replayed_through_http_in_its_order_accepts_every_example_on_a_
                 for name, (_, operation, _) in writes.items()}
     sent: set[str] = set()
     given: dict[str, str] = {}  # what the demo made (a subscription) -> the id the replay's answer gave it
+    uploaded: set[str] = set()
     for request in demo_requests():
+        if request.content is not None:
+            response = api.client.post("/documents", data=request.content, headers=api.headers(
+                request.actor.role, request.actor.municipality, **{"Content-Type": request.media_type}))
+            assert response.status_code == 201, response.get_json()
+            uploaded.add(response.get_json()["sha256"])
+            continue
+        assert {a["sha256"] for a in request.body.get("attachments", [])} <= uploaded, request.operation
         template, _, _ = writes[request.operation]
         path = re.sub(r"\{(\w+)\}", lambda m: given.get(request.path[m.group(1)], request.path[m.group(1)]),
                       template)
@@ -96,5 +105,6 @@ def test_the_demo_replayed_through_http_in_its_order_accepts_every_example_on_a_
             assert request.body == examples[request.operation], request.operation
             sent.add(request.operation)
     assert sent == set(writes)
+    assert uploaded, "the demo attaches documents to some of its acts"
     for number in {r.path["case_ref"] for r in demo_requests() if "case_ref" in r.path}:
         assert api.get(f"/cases/{number}").status_code == 200, number

@@ -24,3 +24,14 @@ def test_each_benchmark_imports_and_explains_its_options(bench):
                            timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "usage:" in shown.stdout
+
+
+def test_the_pages_benchmark_reads_a_small_case_both_ways_and_ends_with_its_ratio():
+    """A run on a case of a dozen acts: both reads answer (the bench asserts it) and the last line is the ratio."""
+    ran = subprocess.run([sys.executable, str(REPO / "bench" / "pages.py"), "--acts", "12", "--others", "1",
+                          "--repeat", "1"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.strip().splitlines()
+    assert lines[-2] == "ratio goal: <= 3" and lines[-1].startswith("ratio: ")
+    assert float(lines[-1].removeprefix("ratio: ")) > 0
+    assert any(line.startswith("GET /processos/") for line in lines), ran.stdout

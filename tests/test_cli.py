@@ -24,6 +24,29 @@ def test_seed_demo_records_four_cases_once_and_every_chain_verifies(database, ca
     assert "0 altered" in capsys.readouterr().out
 
 
+def test_seed_demo_stores_each_illustrative_document_once_and_attaches_it_once_to_the_act_citing_it(
+        database, capsys):
+    import json
+    import sqlite3
+
+    from domain.demo import DOCUMENTS_1991
+    from tramita.demo import demo_files, described
+
+    assert main(["seed-demo"]) == 0 and main(["seed-demo"]) == 0
+    assert "documents: 3 illustrative PDFs of the demo stored" in capsys.readouterr().out
+    with sqlite3.connect(database / "var" / "tramita.sqlite") as db:
+        stored = dict(db.execute("SELECT sha256, content FROM documents").fetchall())
+    expected = described(demo_files())
+    assert {digest: bytes(content) for digest, content in stored.items()} == {
+        expected[reference]["sha256"]: content for reference, content in demo_files().items()}
+    assert main(["replay", "LC35-1991-0001", "--json"]) == 0
+    events = json.loads(capsys.readouterr().out)["events"]
+    attached = [(e["payload"]["act"], d["sha256"]) for e in events if e["type"] == "Case.DocumentsAttached"
+                for d in e["payload"]["documents"]]
+    assert sorted(attached) == sorted((act, expected[reference]["sha256"])
+                                      for reference, (act, _) in DOCUMENTS_1991.items())
+
+
 def test_replay_as_of_a_legal_date_shows_the_timeline_up_to_that_date(database, capsys):
     main(["seed-demo"])
     capsys.readouterr()

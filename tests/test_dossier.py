@@ -13,21 +13,23 @@ from pypdf import PdfReader
 
 from api.dossier_pdf import PART_ROWS, parts, render
 from audit.notes import Signer, open_checkpoint
-from domain.demo import GUIOMARD, PLACIDO, seed_demo
+from domain.demo import DOCUMENTS_1991, GUIOMARD, PLACIDO, attachment_name
 from domain.lifecycle import act_catalogue
 from tests.api_client import ApiHarness
 from tests.test_api_walk import open_1991_petition
 from tests.test_chain import StoredEvents
+from tramita.demo import demo_files, described, seed_demo_with_documents
 
 ORIGIN = "tramita.test/acre"
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    """The demo on a signed SQLite deployment, projected, with a checkpoint signed over all of it."""
+    """The demo (with its illustrative documents) on a signed SQLite deployment, projected, with a checkpoint
+    signed over all of it."""
     harness = ApiHarness(f"sqlite:///{tmp_path_factory.mktemp('dossier') / 'tramita.sqlite'}",
                          signer=Signer.generate(ORIGIN))
-    seed_demo(harness.app, say=lambda _: None)
+    seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
     harness.projector.catch_up()
     harness.flask.extensions["tramita.audit"].sign_checkpoint()
     yield harness
@@ -89,6 +91,19 @@ def test_the_dossier_of_a_petition_lists_the_art_9_documents_it_cites(demo):
     for item, reference in petition["payload"]["documents"].items():
         assert f"{item} {reference}" in text
     assert "sem arquivo anexado" in text
+
+
+def test_the_dossier_of_the_1991_case_gives_the_sha256_of_each_document_its_acts_attach(demo):
+    text = " ".join(pdf_text(dossier_of(demo, "LC35-1991-0001").data))
+    solid = "".join(text.split())
+    digests = {reference: stored["sha256"] for reference, stored in described(demo_files()).items()}
+    assert set(digests) == set(DOCUMENTS_1991)
+    events = demo.get("/cases/LC35-1991-0001/events").get_json()
+    attached = [d for e in events if e["type"] == "Case.DocumentsAttached" for d in e["payload"]["documents"]]
+    assert {d["sha256"] for d in attached} == set(digests.values())
+    for reference, digest in digests.items():
+        assert digest in solid, reference
+        assert "".join(attachment_name(reference).split()) in solid, reference
 
 
 def test_every_page_says_the_case_number_and_its_place_among_all_the_pages(demo):

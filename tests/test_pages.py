@@ -11,9 +11,10 @@ from datetime import timedelta
 
 import pytest
 
-from domain.demo import seed_demo
+from domain.demo import DOCUMENTS_1991, attachment_name
 from tests.api_client import ADMIN, ApiHarness
 from tests.stores import NOW
+from tramita.demo import demo_files, seed_demo_with_documents
 
 CASE_1991 = "LC35-1991-0001"
 WAITING = "LC35-2026-0003"
@@ -26,7 +27,7 @@ def demo(tmp_path_factory):  # noqa: ANN201
     folder = tmp_path_factory.mktemp("pages")
     harness = ApiHarness(f"sqlite:///{folder / 'tramita.sqlite'}",
                          config={"TRAMITA_SESSION_KEY": str(folder / "session.key")})
-    seed_demo(harness.app, say=lambda _: None)
+    seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
     harness.projector.catch_up()
     yield harness
     harness.close()
@@ -160,6 +161,21 @@ def test_the_export_the_case_file_links_to_is_read_with_the_session(api):
     sign_in(api.client, api.token("auditor"))
     answer = api.client.get(f"/cases/{CASE_1991}/export")
     assert answer.status_code == 200 and json.loads(answer.data.splitlines()[0])["number"] == CASE_1991
+
+
+def test_the_documents_the_case_file_links_to_are_read_with_the_session_byte_for_byte(api):
+    sign_in(api.client, api.token("auditor"))
+    page = api.client.get(f"/processos/{CASE_1991}").get_data(as_text=True)
+    links = {name: sha256 for sha256, name in re.findall(
+        r'<a class="document" href="/documents/([0-9a-f]{64})">([^<]+)</a>', page)}
+    assert set(links) == {attachment_name(reference) for reference in DOCUMENTS_1991}
+    for reference, content in demo_files().items():
+        answer = api.client.get(f"/documents/{links[attachment_name(reference)]}")
+        assert answer.status_code == 200 and answer.mimetype == "application/pdf"
+        assert answer.data == content, reference
+    signed_out = api.client.post("/sessao/sair", data={"csrf": csrf_of(api.client.get("/processos").data)})
+    assert signed_out.status_code == 303
+    assert api.client.get(f"/documents/{links[attachment_name('Lei 1.036/1992')]}").status_code == 401
 
 
 # ------------------------------------------------------------------------------------------ roles and pages
@@ -329,3 +345,34 @@ def test_the_deadline_axis_draws_each_deadline_with_its_status_in_words(api):
     assert sorted(drawn) == sorted((d["status"], d["deadline"]) for d in deadlines)
     assert svg.count('class="closing"') == len(deadlines)  # every deadline of the 1991 case was closed
     assert "cumprido com atraso" in svg and 'class="delay"' in svg
+
+
+def test_a_case_altered_in_the_database_shows_its_timeline_and_a_verdict_naming_the_altered_event(tmp_path):
+    """The timeline is made of the events the verification checked; when the chain fails it is read on its own."""
+    from datetime import date
+
+    from tests.test_api_walk import open_1991_petition
+    from tests.test_chain import StoredEvents
+
+    api = ApiHarness(f"sqlite:///{tmp_path / 'tramita.sqlite'}",
+                     config={"TRAMITA_SESSION_KEY": str(tmp_path / "session.key")})
+    try:
+        opened = open_1991_petition(api)
+        api.act(opened["case_id"], "finding-recorded", "ibge", date(1991, 12, 20), item="art-4-I", value=2100,
+                by_origin={"1200385": 1000, "1200450": 1100}, document="Laudo IBGE 7/1991")
+        api.projector.catch_up()
+        sign_in(api.client, api.token("auditor"))
+        intact = api.client.get(f"/processos/{opened['number']}").get_data(as_text=True)
+        assert 'id="verdict" class="intact"' in intact and "Laudo IBGE 7/1991" in intact
+        case_id = api.app.resolve_case(opened["case_id"])
+        with StoredEvents(api.url) as stored:
+            [(state,)] = stored.execute("SELECT state FROM {table} WHERE originator_id = ? AND "
+                                        "originator_version = 2", stored.id_of(case_id))
+            stored.set_state(stored.id_of(case_id), 2, bytes(state).replace(b"Laudo IBGE 7/1991",
+                                                                            b"Laudo IBGE 8/1991"))
+        altered = api.client.get(f"/processos/{opened['number']}").get_data(as_text=True)
+        assert 'id="verdict" class="altered"' in altered
+        assert "Laudo IBGE 8/1991" in altered and len(re.findall(r"data-sequence=", altered)) == len(
+            re.findall(r"data-sequence=", intact))
+    finally:
+        api.close()

@@ -1,6 +1,6 @@
 """The pages in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven by selenium) against
 `tramita serve` running for real: sign in with a token, read the 1991 demo case, switch the view to a legal date,
-follow the export link, sign out. A screenshot of each page is saved under var/screenshots/<run>/ (the path is
+follow an act's document link (the demo's illustrative PDF, checked by its SHA-256) and the export link, sign out. A screenshot of each page is saved under var/screenshots/<run>/ (the path is
 printed; TRAMITA_SCREENSHOTS names another folder).
 
 Without Chromium or its driver these tests are skipped, unless CI is set: then they fail, as the PostgreSQL tests
@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from domain.demo import attachment_name
 from tests.servers import REPO, in_ci, serving
 from tramita.cli import main
+from tramita.demo import demo_files, described
 
 CHROMIUM = ("chromium", "chromium-browser")
 DRIVER = "chromedriver"
@@ -117,7 +119,19 @@ def shoot(driver, folder: Path, name: str) -> None:  # noqa: ANN001
     driver.save_screenshot(str(folder / f"{name}.png"))
 
 
-def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_its_export_and_signs_out(
+def fetched(driver, link) -> tuple[int, str, str, str]:  # noqa: ANN001
+    """Follow a link from the page, as the signed-in reader (its session cookie): status, type, the SHA-256 of the
+    bytes (hex) and the first line of the text."""
+    return tuple(driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0].href).then(r => r.arrayBuffer().then(async b => {"
+        "  const hex = [...new Uint8Array(await crypto.subtle.digest('SHA-256', b))]"
+        "    .map(x => x.toString(16).padStart(2, '0')).join('');"
+        "  done([r.status, r.headers.get('Content-Type'), hex, new TextDecoder().decode(b).split('\\n')[0]]);"
+        "})).catch(e => done([0, '', '', String(e)]));", link))
+
+
+def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_a_document_and_the_export_and_signs_out(
         served, browser, screenshots):
     from selenium.webdriver.common.by import By
 
@@ -148,15 +162,14 @@ def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_its_export_a
     assert browser.find_elements(By.CSS_SELECTOR, "#timeline tr[data-in-view='no']")
     shoot(browser, screenshots, "03-processo-em-1992-01-08")
 
-    documents = browser.find_elements(By.CSS_SELECTOR, "#timeline a.document")
-    link = documents[0] if documents else browser.find_element(By.ID, "export-link")
-    status, first = browser.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "fetch(arguments[0].href).then(r => r.text().then(t => done([r.status, t.split('\\n')[0]])))"
-        ".catch(e => done([0, String(e)]));", link)
-    assert status == 200, first
-    if not documents:
-        assert f'"number": "{CASE_1991}"' in first
+    decree = "Decreto Legislativo 12/1991"
+    link = browser.find_element(By.LINK_TEXT, attachment_name(decree))  # on the act that cites it
+    assert "document" in link.get_attribute("class").split()
+    status, kind, digest, first = fetched(browser, link)
+    assert status == 200 and kind == "application/pdf" and first.startswith("%PDF-"), (status, kind, first)
+    assert digest == described(demo_files())[decree]["sha256"] and link.get_attribute("href").endswith(digest)
+    status, kind, _, first = fetched(browser, browser.find_element(By.ID, "export-link"))
+    assert status == 200 and f'"number": "{CASE_1991}"' in first, (status, first)
 
     for path, heading, name in (("/processos", "Processos", "04-processos"), ("/prazos", "Prazos", "05-prazos"),
                                 ("/alertas", "Alertas", "06-alertas"), ("/municipios", "Municípios", "07-municipios"),

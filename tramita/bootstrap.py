@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from tramita.persistence import MEMORY_FACTORY, persistence_env
 
 if TYPE_CHECKING:
+    from audit.documents import Documents
     from audit.service import Audit
     from domain.application import Tramita
     from projections.projector import Projector
@@ -100,3 +101,17 @@ def build_projector(app: Tramita, names: Sequence[str] | None = None, **options:
 
     options.setdefault("cache_bytes", cache_bytes(os.environ))
     return Projector(app, open_store(database_url()), names=names, **options)
+
+
+def build_documents(app: Tramita, store: Store, url: str | None = None) -> Documents:
+    """The documents acts cite (audit/documents.py), kept in the database of `url` (default
+    TRAMITA_DATABASE_URL); whether one is cited is read from the `attachments` projection of `store`. Their tables
+    are made by `tramita migrate`; on SQLite (one file, one writer), as the event tables, by any command too."""
+    from audit.documents import Documents, DocumentStore
+    from projections.queries import document_cited
+
+    url = url or database_url()
+    documents = DocumentStore(url)
+    if not url.startswith(("postgresql://", "postgres://")) and not documents.memory:
+        DocumentStore.migrate(store)
+    return Documents(app, documents, cited=lambda sha256: document_cited(store, sha256))

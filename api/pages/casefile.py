@@ -3,7 +3,9 @@ recorded before a moment, with what differs), its timeline, its deadlines, its A
 the audit's verdict with the latest signed checkpoint.
 
 Each part is one read the API also answers (`GET /cases/{id}`, `/events`, `/deadlines`, `/verify`,
-`/checkpoints/latest`, `/freezes`); this module only puts them side by side for one page.
+`/checkpoints/latest`, `/freezes`); this module only puts them side by side for one page. The verdict and the
+timeline share one read: the events the verification decoded from the stored bytes and checked are the rows of
+the timeline (bench/pages.py measures what the page costs against `/events`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from api.pages import format as fmt
 from audit.service import NotSignedError
 from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
 from domain.acts import Actor
+from domain.application.reads import event_row
 from projections import queries
 
 #: Days after its legal date past which an act's recording is marked late (TRAMITA_LATE_RECORDING_DAYS).
@@ -36,6 +39,8 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
     """Everything the case file page shows; CaseNotFoundError when there is no such case."""
     app = tramita()
     current, current_version = app.case_view(case_ref)  # type: ignore[misc]
+    verdict, checked = current_app.extensions["tramita.audit"].verified_case(case_ref)
+    events = [event_row(event) for event in checked] if checked is not None else app.timeline(case_ref)
     asked = as_of is not None or recorded_before is not None
     found = app.case_view(case_ref, as_of=as_of, recorded_before=recorded_before) if asked else None
     view, version = found if found else (current, current_version) if not asked else (None, 0)
@@ -51,13 +56,13 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
         "exists_then": view is not None, "asked": asked, "as_of": as_of, "recorded_before": recorded_before,
         "day_of_view": day_of_view, "today": today,
         "late_days": current_app.extensions["tramita.pages"]["late_recording_days"],
-        "timeline": timeline_rows(app.timeline(case_ref), by_event, version if view else 0),
+        "timeline": timeline_rows(events, by_event, version if view else 0),
         "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view),
         "difference": difference(view, current, names) if asked and view else None,
         "freezes": [f for f in queries.freezes(read_store()) if f["case_id"] == current["id"]],
         "next_acts": [dict(n, label=by_act.get(n["act"], n["act"]), mine=may_record(actor, n))
                       for n in (view or {}).get("next_acts", [])],
-        "verdict": current_app.extensions["tramita.audit"].verify_case(case_ref),
+        "verdict": verdict,
         "checkpoint": latest_checkpoint(),
         "names": names,
     }

@@ -50,6 +50,7 @@ SYSTEM_EVENTS = {
     "DeadlineOpened": _l("deadline opened"), "DeadlineMet": _l("deadline met"),
     "DeadlineMissed": _l("deadline missed"), "DeadlineDueDateSet": _l("deadline's due date set"),
     "CaseConcluded": _l("case concluded"), "RequirementsLapsed": _l("requirements lapsed"),
+    "DocumentsAttached": _l("documents attached to the act"),
 }
 
 

@@ -184,12 +184,18 @@ class Reads(ApplicationBase):
 
     def verify(self, aggregate_ref: str | UUID) -> ChainReport:
         """Recompute one aggregate's hash chain from the stored bytes; name the first event that does not match."""
+        return self.verified_events(aggregate_ref)[0]
+
+    def verified_events(self, aggregate_ref: str | UUID) -> tuple[ChainReport, list[Any]]:
+        """`verify`, and the events it decoded from the stored bytes on the way (all of them when the chain holds;
+        up to the first that does not, when it does not), so that a reader who needs both reads the case once."""
         aggregate_id = self.resolve_case(aggregate_ref)
         stored = list(self.recorder.select_events(aggregate_id))
         if not stored:
             raise CaseNotFoundError(aggregate_ref)
         label = str(aggregate_id)
         previous = chain.GENESIS
+        events: list[Any] = []
         for index, record in enumerate(stored):
             try:
                 event = self.mapper.to_domain_event(record)
@@ -198,17 +204,19 @@ class Reads(ApplicationBase):
             except Exception as error:  # the stored bytes no longer decode: that is the finding
                 topic = record.topic if isinstance(record.topic, str) else repr(record.topic)
                 return ChainReport(str(aggregate_id), label, index + 1, False, record.originator_version,
-                                   topic.rsplit(":", 1)[-1], f"the stored event does not decode: {error}")
+                                   topic.rsplit(":", 1)[-1], f"the stored event does not decode: {error}"), events
             if event.prev_hash != previous:
                 return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
-                                   type(event).__qualname__, "prev_hash does not match the previous event's hash")
+                                   type(event).__qualname__, "prev_hash does not match the previous event's hash"), \
+                    events
             recomputed = chain.hash_of(event)
             if recomputed != event.hash:
                 return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
                                    type(event).__qualname__, f"content altered: stored hash {event.hash[:12]}…, "
-                                   f"recomputed {recomputed[:12]}…")
+                                   f"recomputed {recomputed[:12]}…"), events
             previous = event.hash
-        return ChainReport(str(aggregate_id), label, len(stored), True)
+            events.append(event)
+        return ChainReport(str(aggregate_id), label, len(stored), True), events
 
     def aggregate_ids(self) -> Iterator[UUID]:
         """Every aggregate in the store, in order of first appearance in the notification log."""

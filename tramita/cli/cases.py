@@ -8,14 +8,28 @@ import sys
 import time
 from datetime import date
 
-from tramita.bootstrap import build_application, build_projector
+from tramita.bootstrap import build_application, build_projector, database_url
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
-    from domain.demo import seed_demo
-
-    seed_demo(build_application())
+    """The registry, the demo's cases and the illustrative files of the acts of its 1991 case (tramita/demo.py)."""
+    seed_demo_in(build_application())
     return 0
+
+
+def seed_demo_in(app) -> bool:  # noqa: ANN001
+    """Seed the demo into `app`'s store, its documents beside its events (the same database)."""
+    from projections.store import open_store
+    from tramita.bootstrap import build_documents
+    from tramita.demo import seed_demo_with_documents
+
+    store = open_store(database_url())
+    documents = build_documents(app, store)
+    try:
+        return seed_demo_with_documents(app, documents)
+    finally:
+        documents.store.close()
+        store.close()
 
 
 def cmd_seed_registry(args: argparse.Namespace) -> int:
@@ -59,6 +73,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _detail(row: dict) -> str:
     payload = row["payload"]
+    if isinstance(payload.get("documents"), list):  # the files attached to an act, by name
+        return f" [{', '.join(str(d.get('name')) for d in payload['documents'] if isinstance(d, dict))}]"
     for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
         if key in payload and payload[key]:
             extra = f" due {payload['due_on']}" if key == "deadline" and payload.get("due_on") else ""

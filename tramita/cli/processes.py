@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tramita.bootstrap import build_application, build_audit, database_url, system_clock
 from tramita.cli.access import cli_actor
-from tramita.cli.cases import cmd_migrate
+from tramita.cli.cases import cmd_migrate, seed_demo_in
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -30,7 +30,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler."""
     from api.serve import run_side_by_side, tramita_command
     from audit.keys import create_signing_key, origin_from
-    from domain.demo import seed_demo
 
     key_path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
     if key_path and not Path(key_path).exists():
@@ -38,7 +37,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"signing key made at {key_path} (mode 0600); verifier key: {signer.verifier}")
     cmd_migrate(args)
     app = build_application()
-    seed_demo(app)
+    seed_demo_in(app)
     for token in app.tokens():
         if token.name.startswith("demo-") and token.revoked_on is None:
             app.revoke_token(cli_actor(), str(token.id), reason="replaced by a new `tramita up`")
