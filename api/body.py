@@ -28,6 +28,7 @@ from flask_babel import gettext as _
 from marshmallow import missing
 from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wsgi import LimitedStream
 
 from api.errors import Problem
 
@@ -80,6 +81,32 @@ def read_body() -> None:
     except MalformedBodyError as malformed:
         raise Problem(400, _("the body is not JSON this API reads: %(fault)s", fault=malformed), kind="malformed-json",
                       field="body", errors={"json": {"body": [str(malformed)]}}) from None
+
+
+#: How much of a refused request's unread body is read at a time to be dropped (`drain_unread_body`).
+DRAIN_CHUNK = 64 * 1024
+
+
+def drain_unread_body(response: Any) -> Any:
+    """After a refusal answered before the body was read (401, 403, 415 ...): read what is left of the body and
+    drop it, when its Content-Length is within what the request could have sent (a document's limit for an upload,
+    an act's otherwise). A proxy that sends the body whole (nginx, docs/nginx.conf) then reads the refusal; a
+    connection closed with the body unread is reset under it, and it answers its own error instead. A body larger
+    than the limit is not read (the connection closes, as before)."""
+    length = request.content_length
+    if response.status_code < 400 or request.method not in BODY_METHODS or not length:
+        return response
+    upload = request.endpoint in RAW_BODY_ENDPOINTS
+    limit = current_app.config["TRAMITA_MAX_DOCUMENT_BYTES" if upload else "TRAMITA_MAX_BODY_BYTES"]
+    if length > limit + 1:
+        return response
+    stream = request.__dict__.get("stream") or LimitedStream(request.environ["wsgi.input"], length)
+    try:
+        while stream.read(DRAIN_CHUNK):
+            pass
+    except Exception:  # noqa: BLE001 - the client went away or sent less: nothing more to drop
+        pass
+    return response
 
 
 def _within(limit: int) -> bytes | None:
