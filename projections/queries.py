@@ -136,12 +136,7 @@ def count_deadlines(store: Store, *, today: date, due_soon_days: int, status: st
 def each_deadline(store: Store, *, chunk: int = 2000, **filters: Any) -> Iterator[dict[str, Any]]:
     """Every deadline `deadlines` lists with these filters, in its order, read `chunk` rows at a time (for an
     export streamed row by row: no cap)."""
-    offset = 0
-    while rows := deadlines(store, **filters, limit=chunk, offset=offset):
-        yield from rows
-        offset += len(rows)
-        if len(rows) < chunk:
-            return
+    return _every(deadlines, store, chunk, filters)
 
 
 def open_deadlines_of(store: Store, *, today: date, due_soon_days: int, who: str | None,
@@ -270,8 +265,13 @@ def count_alerts(store: Store, *, since: str | None = None, case_id: str | None 
 
 def each_alert(store: Store, *, chunk: int = 2000, **filters: Any) -> Iterator[dict[str, Any]]:
     """Every alert `alerts` lists with these filters, oldest first, `chunk` rows at a time (an export: no cap)."""
+    return _every(alerts, store, chunk, filters)
+
+
+def _every(read: Any, store: Store, chunk: int, filters: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every row `read` lists with `filters`, in its order, `chunk` rows at a time."""
     offset = 0
-    while rows := alerts(store, **filters, limit=chunk, offset=offset):
+    while rows := read(store, **filters, limit=chunk, offset=offset):
         yield from rows
         offset += len(rows)
         if len(rows) < chunk:
