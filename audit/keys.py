@@ -25,6 +25,31 @@ class SigningKeyError(Exception):
     """The signing key is missing, unreadable, malformed or too widely readable."""
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write a secret to a new file created 0600 (FileExistsError when it exists: a key is never overwritten)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def read_private(path: Path, setting: str, error: type[Exception]) -> str:
+    """A secret file's text, refused (`error`, naming `setting`) when it cannot be read or others may read it, as
+    ssh refuses a key file. FileNotFoundError is left to the caller, which knows how the file is made."""
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="ascii")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as failure:
+        raise error(f"{setting}: cannot read {path}: {failure}") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise error(f"{setting}: {path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
+                    f"run `chmod 600 {path}`")
+    return text
+
+
 def origin_from(environ: Mapping[str, str]) -> str:
     return environ.get("TRAMITA_LOG_ORIGIN", "").strip() or DEFAULT_ORIGIN
 
@@ -39,14 +64,10 @@ def create_signing_key(path: str | Path, origin: str) -> Signer:
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        write_private(path, f"{signer}\n")
     except FileExistsError:
         raise SigningKeyError(f"{path} already exists: a signing key is never overwritten (the log's checkpoints and "
                         "events are signed with it); move it away first to make a new one") from None
-    with os.fdopen(descriptor, "w", encoding="ascii") as file:
-        file.write(f"{signer}\n")
-        file.flush()
-        os.fsync(file.fileno())
     return signer
 
 
@@ -54,15 +75,9 @@ def load_signing_key(path: str | Path) -> Signer:
     """The signer in the key file; refused when the file is missing, malformed, or readable by others."""
     path = Path(path)
     try:
-        mode = path.stat().st_mode
-        text = path.read_text(encoding="ascii")
+        text = read_private(path, "TRAMITA_SIGNING_KEY", SigningKeyError)
     except FileNotFoundError:
         raise SigningKeyError(f"TRAMITA_SIGNING_KEY: no key at {path} (make one with `tramita keys init`)") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SigningKeyError(f"TRAMITA_SIGNING_KEY: cannot read {path}: {error}") from None
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise SigningKeyError(f"TRAMITA_SIGNING_KEY: {path} is readable by others (mode {stat.S_IMODE(mode):04o}); "
-                        f"run `chmod 600 {path}`")
     try:
         return Signer.parse(text)
     except NoteError as error:

@@ -21,9 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
-import stat
 import threading
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -33,6 +31,8 @@ from typing import Any
 from cryptography.fernet import Fernet, InvalidToken
 from flask import Flask, Request, current_app, request, session
 from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
+
+from audit.keys import read_private, write_private
 
 COOKIE = "tramita_sessao"
 DEFAULT_KEY_FILE = "var/tramita-session.key"
@@ -73,24 +73,16 @@ class SessionKey:
         self.path.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
         key = secrets.token_bytes(KEY_BYTES)
         try:
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            write_private(self.path, base64.b64encode(key).decode("ascii") + "\n")
         except FileExistsError:  # another worker made it first: use theirs
             return self._read()
-        with os.fdopen(descriptor, "w", encoding="ascii") as file:
-            file.write(base64.b64encode(key).decode("ascii") + "\n")
-            file.flush()
-            os.fsync(file.fileno())
         return key
 
     def _read(self) -> bytes:
         try:
-            mode = self.path.stat().st_mode
-            text = self.path.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError) as error:
+            text = read_private(self.path, "TRAMITA_SESSION_KEY", SessionKeyError).strip()
+        except FileNotFoundError as error:
             raise SessionKeyError(f"TRAMITA_SESSION_KEY: cannot read {self.path}: {error}") from None
-        if mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise SessionKeyError(f"TRAMITA_SESSION_KEY: {self.path} is readable by others (mode "
-                                  f"{stat.S_IMODE(mode):04o}); run `chmod 600 {self.path}`")
         try:
             key = base64.b64decode(text, validate=True)
         except ValueError:
