@@ -22,6 +22,7 @@ from api.errors import problem
 from api.exports import calendar
 from api.fields import Count, Name, Reference
 from api.http import errors_doc, read_store, settings, tramita
+from api.responses import page_of
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
 from domain.subscriptions import CALENDAR, MAX_KINDS, MAX_URL, WEBHOOK, Subscription
 from projections import queries
@@ -78,13 +79,7 @@ class SubscribedSchema(SubscriptionSchema):
     feed_url = fields.String(metadata={"description": "the calendar's address, with its key: shown this once"})
 
 
-class SubscriptionPageSchema(Schema):
-    items = fields.List(fields.Nested(SubscriptionSchema), required=True)
-    total = fields.Integer(required=True)
-    limit = fields.Integer(required=True)
-    offset = fields.Integer(required=True)
-    next = fields.String(allow_none=True)
-    next_offset = fields.Integer(allow_none=True)
+SubscriptionPageSchema = page_of(SubscriptionSchema, "SubscriptionPageSchema")
 
 
 def shown(subscription: Subscription, **extra: Any) -> dict[str, Any]:

@@ -94,7 +94,7 @@ class Tokens(ApplicationBase):
         except LegalRuleError:
             return None
         names = [act, *(entry for table, entry in COMPETENCE_ENTRIES.get(act, ()) if table == "competence.act")]
-        step = next((lifecycle.step(name) for name in names if lifecycle.step(name) is not None), None)
+        step = next((step for step in map(lifecycle.step, names) if step is not None), None)
         return step.article if step is not None else None
 
     def require_may_upload(self, actor: Actor) -> None:
