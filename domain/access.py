@@ -21,7 +21,7 @@ from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
 from domain.acts import ActContext, Actor, ChainedAggregate, require_date
 from domain.chain import added_by_upcast
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence
 from domain.parameters import Statute
 
 ACCESS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:access")
@@ -99,14 +99,21 @@ class AccessToken(ChainedAggregate):
         if not name or not name.strip():
             raise InvalidActError("name", "is required: it is recorded as the principal of every act")
         if role not in roles:
-            raise InvalidActError("role", f"{role!r} is not a competent body; one of {', '.join(roles)}")
+            raise InvalidActError("role", Sentence(
+                "%(role)r is not a competent body; one of %(roles)s",
+                role=role, roles=Listing(roles)))
         if role in MUNICIPAL_ROLES and not municipality:
-            raise InvalidActError("municipality", f"a {role} token acts for one municipality: give its IBGE code")
+            raise InvalidActError("municipality", Sentence(
+                "a %(role)s token acts for one municipality: give its IBGE code",
+                role=role))
         if role not in MUNICIPAL_ROLES and municipality:
-            raise InvalidActError("municipality", f"a {role} token does not act for a municipality")
+            raise InvalidActError("municipality", Sentence(
+                "a %(role)s token does not act for a municipality",
+                role=role))
         if expires_on is not None and require_date("expires_on", expires_on) <= ctx.today:
-            raise InvalidActError("expires_on", f"a token issued on {ctx.today.isoformat()} expires on a later day; "
-                                  f"{expires_on.isoformat()} is not")
+            raise InvalidActError("expires_on", Sentence(
+                "a token issued on %(today)s expires on a later day; %(expires_on)s is not",
+                today=ctx.today.isoformat(), expires_on=expires_on.isoformat()))
         secret = secrets.token_urlsafe(32)
         token = cls._start(cls.Issued, ctx, id=uuid4(), article="api-access", name=name.strip(), role=role,
                            municipality=municipality, secret_sha256=_digest(secret), expires_on=expires_on)
@@ -114,7 +121,9 @@ class AccessToken(ChainedAggregate):
 
     def revoke(self, ctx: ActContext, *, reason: str) -> None:
         if self.revoked_on is not None:
-            raise InvalidActError("token", f"token {self.id} was already revoked on {self.revoked_on.isoformat()}")
+            raise InvalidActError("token", Sentence(
+                "token %(id)s was already revoked on %(revoked_on)s",
+                id=self.id, revoked_on=self.revoked_on.isoformat()))
         self._record(self.Revoked, ctx, article="api-access", reason=reason)
 
     def matches(self, secret: str) -> bool:

@@ -15,7 +15,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.utils import get_topic
 
 from domain import chain
-from domain.errors import IncompetentBodyError, InvalidActError, LegalRuleError
+from domain.errors import IncompetentBodyError, InvalidActError, LegalRuleError, Listing, OR, Sentence, Term
 from domain.parameters import Statute
 
 A = TypeVar("A", bound="ChainedAggregate")
@@ -48,7 +48,9 @@ class ActContext:
         refused here, in the one place each act's context is made, before anything is judged."""
         if self.occurred_on > self.today:
             raise InvalidActError(
-                "occurred_on", f"{self.occurred_on.isoformat()} is in the future (today is {self.today.isoformat()})")
+                "occurred_on", Sentence(
+                    "%(occurred_on)s is in the future (today is %(today)s)",
+                    occurred_on=self.occurred_on.isoformat(), today=self.today.isoformat()))
 
     def require_competent(self, act: str, article: str, municipality: str | None = None) -> None:
         """Refuse unless the actor's role is a competent body for `act` (and acts for `municipality`)."""
@@ -60,8 +62,9 @@ class ActContext:
         if municipality is not None and self.actor.municipality != municipality:
             raise IncompetentBodyError(
                 article,
-                f"{act} is recorded by the {'/'.join(roles)} of municipality {municipality}; "
-                f"the actor acts for {self.actor.municipality or 'no municipality'}",
+                Sentence("%(act)s is recorded by the %(roles)s of municipality %(municipality)s; the actor acts for "
+                         "%(actor)s", act=act, roles=Listing(roles, "/"), municipality=municipality,
+                         actor=self.actor.municipality or Term("no municipality")),
                 competent=roles,
                 municipality=municipality,
             )
@@ -70,7 +73,9 @@ class ActContext:
         if self.actor.role not in roles:
             raise IncompetentBodyError(
                 article,
-                f"{act} must be recorded by {' or '.join(roles)}; {self.actor.role} is not the competent body",
+                Sentence(
+                    "%(act)s must be recorded by %(roles)s; %(role)s is not the competent body",
+                    act=act, roles=Listing(roles, OR), role=self.actor.role),
                 competent=roles,
                 role=self.actor.role,
             )
@@ -156,15 +161,18 @@ def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_v
 def require_date(field: str, value: Any) -> date:
     """A legal date is a calendar day (not a timestamp, not text): anything else is refused naming the field."""
     if type(value) is not date:
-        raise InvalidActError(field, f"{value!r} is not a date (YYYY-MM-DD)")
+        raise InvalidActError(field, Sentence("%(value)r is not a date (YYYY-MM-DD)", value=value))
     return value
 
 
-def require_legal_date(ctx: ActContext, not_before: date | None, what: str = "the case's previous act") -> None:
+def require_legal_date(ctx: ActContext, not_before: date | None,
+                       what: Term = Term("the case's previous act")) -> None:
     """An act's legal date is not before the previous act it follows (never in the future: `ActContext`)."""
     if not_before is not None and ctx.occurred_on < not_before:
         raise InvalidActError(
-            "occurred_on", f"{ctx.occurred_on.isoformat()} is before {what} ({not_before.isoformat()})"
+            "occurred_on", Sentence(
+                "%(occurred_on)s is before %(what)s (%(not_before)s)",
+                occurred_on=ctx.occurred_on.isoformat(), what=what, not_before=not_before.isoformat())
         )
 
 

@@ -22,7 +22,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate
 from domain.chain import added_by_upcast
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Sentence
 
 ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
 #: System alerts have ids of their own, derived from (kind, subject): never one of a case's alerts.
@@ -197,8 +197,9 @@ class Alert(ChainedAggregate):
         """Record the system alert `kind` about `subject` (its id derives from both: raised again, it is the same
         alert); `message` says what happened, for the operators."""
         if not SYSTEM_KIND.fullmatch(kind):
-            raise InvalidActError("kind", f"{kind!r} is not a system alert kind (a lowercase slug, e.g. "
-                                  "projection-failure)")
+            raise InvalidActError("kind", Sentence(
+                "%(kind)r is not a system alert kind (a lowercase slug, e.g. projection-failure)",
+                kind=kind))
         if not subject:
             raise InvalidActError("subject", "a system alert names what it is about")
         return cls._start(cls.SystemRaised, ctx, id=cls.system_id_for(kind, subject), article=None, kind=kind,

@@ -26,6 +26,7 @@ from datetime import date
 from typing import Any
 from uuid import NAMESPACE_URL, uuid5
 
+from domain.errors import Listing, Sentence
 from domain.acts import ActContext, ChainedAggregate
 from domain.parameters import VERSION_KEYS, Parameter, Statute, plain_text
 
@@ -82,16 +83,16 @@ def amendment_problems(statute: Statute, law: Any, sources: Any, entries: Any, a
     recorded (dates read, values conformed) and the problems by entry (empty: the amendment may be recorded).
 
     `lifecycle_check(statute)` returns the problems of the lifecycle data of a statute (domain.lifecycle's)."""
-    problems: dict[str, list[str]] = {}
+    problems: dict[str, list[str | Sentence]] = {}
     if not _is_text(law):
-        problems["law"] = ["the amending law is required: its name, number and date (e.g. \"Lei Complementar "
-                           "nº 200, de 1º de março de 2027\")"]
+        problems["law"] = [Sentence("the amending law is required: its name, number and date (e.g. \"Lei "
+                                    "Complementar nº 200, de 1º de março de 2027\")")]
     if sources is not None and (not isinstance(sources, dict)
                                 or not all(_is_text(k) and _is_text(v) for k, v in sources.items())):
-        problems["sources"] = ["sources map a short name to the text that cites it, both text"]
+        problems["sources"] = [Sentence("sources map a short name to the text that cites it, both text")]
     entries_out: list[dict[str, Any]] = []
     if not isinstance(entries, list) or not entries:
-        problems["parameters"] = ["an amendment gives at least one new version of a parameter"]
+        problems["parameters"] = [Sentence("an amendment gives at least one new version of a parameter")]
         return [], problems
     seen: set[tuple[str, date]] = set()
     for index, entry in enumerate(entries):
@@ -126,54 +127,62 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip()) and plain_text(value)
 
 
-def _entry_problems(statute: Statute, entry: Any, seen: set[tuple[str, date]]) -> list[str]:
+def _entry_problems(statute: Statute, entry: Any, seen: set[tuple[str, date]]) -> list[Sentence]:
     """What is wrong with the entry on its own (its fields), before the statute it would make is judged."""
     if not isinstance(entry, dict):
-        return ["an entry is a table of id, article, effective_from, value and source"]
+        return [Sentence("an entry is a table of id, article, effective_from, value and source")]
     missing = [k for k in REQUIRED_KEYS if k not in entry or entry[k] is None]
     if missing:
-        return [f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required"]
+        return [Sentence("%(fields)s is required", fields=missing[0]) if len(missing) == 1 else
+                Sentence("%(fields)s are required", fields=Listing(missing))]
     parameter_id = entry["id"]
     if not isinstance(parameter_id, str) or not statute.versions(parameter_id):
-        return [f"the statute has no parameter {parameter_id!r}: an amendment gives new versions to the parameters "
-                "the domain applies (GET /statute lists them)"]
+        return [Sentence("the statute has no parameter %(parameter)r: an amendment gives new versions to the "
+                         "parameters the domain applies (GET /statute lists them)", parameter=parameter_id)]
     found = []
     extra_keys = set(statute.versions(parameter_id)[0].extra)
     unknown = sorted(set(entry) - set(VERSION_KEYS) - extra_keys)
     if unknown:
-        found.append(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+        found.append(Sentence("unknown fields %(fields)s", fields=Listing(unknown)) if len(unknown) > 1 else
+                     Sentence("unknown field %(fields)s", fields=Listing(unknown)))
     for name in ("effective_from", "effective_until"):
         if name in entry and entry[name] is not None and type(entry[name]) is not date:
-            found.append(f"{name} {entry[name]!r} is not a date (YYYY-MM-DD)")
+            found.append(Sentence("%(name)s %(entry)r is not a date (YYYY-MM-DD)", name=name, entry=entry[name]))
     for name in ("article", "source", "comparison"):
         if name in entry and entry[name] is not None and not _is_text(entry[name]):
-            found.append(f"{name} must be text" + (": the law and its publication" if name == "source" else ""))
+            found.append(Sentence("%(name)s must be text: the law and its publication", name=name) if name == "source"
+                         else Sentence("%(name)s must be text", name=name))
     if not found:
         day = entry["effective_from"]
         if (parameter_id, day) in seen:
-            found.append(f"a second version of {parameter_id} starting on {day.isoformat()} in the same amendment")
+            found.append(Sentence(
+                "a second version of %(parameter_id)s starting on %(day)s in the same amendment",
+                parameter_id=parameter_id, day=day.isoformat()))
         seen.add((parameter_id, day))
     return found
 
 
-def _applied_problems(statute: Statute, entry: dict[str, Any], applied: Applied) -> list[str]:
+def _applied_problems(statute: Statute, entry: dict[str, Any], applied: Applied) -> list[Sentence]:
     """The entry would change what a recorded act judged: the version it replaces, or the part of the version it
     supersedes from `effective_from` on, was applied by a decision (the version's, or any act's for the tables)."""
     parameter_id, day = entry["id"], entry["effective_from"]
     versions = statute.versions(parameter_id)
     replaced = next((v for v in versions if v.effective_from == day), None)
     if replaced is not None and _same(replaced, entry):
-        return [f"{replaced.version} is already in the statute as given: the amendment would change nothing"]
+        return [Sentence("%(version)s is already in the statute as given: the amendment would change nothing",
+                         version=replaced.version)]
     changed = replaced or next((v for v in reversed(versions) if v.effective_from < day), None)
     use = applied.last_use(parameter_id, changed.version) if changed is not None else None
     if use is None or use[0] < day:
         return []
     if changed is replaced:
-        return [f"{changed.version} is already applied: {use[1]} was judged under it on {use[0].isoformat()}; a "
-                f"version a decision used is never changed (give a new version from a later day)"]
-    return [f"{parameter_id} from {day.isoformat()} would change the version in force on {use[0].isoformat()}, "
-            f"when {use[1]} was judged under {changed.version}; a new version starts after the last day a "
-            f"decision applied the one it supersedes"]
+        return [Sentence("%(version)s is already applied: %(act)s was judged under it on %(on)s; a version a decision "
+                         "used is never changed (give a new version from a later day)", version=changed.version,
+                         act=use[1], on=use[0].isoformat())]
+    return [Sentence("%(parameter)s from %(day)s would change the version in force on %(on)s, when %(act)s was "
+                     "judged under %(version)s; a new version starts after the last day a decision applied the one "
+                     "it supersedes", parameter=parameter_id, day=day.isoformat(), on=use[0].isoformat(), act=use[1],
+                     version=changed.version)]
 
 
 def _same(version: Parameter, entry: dict[str, Any]) -> bool:

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from domain.errors import RuleNotInForceError
+from domain.errors import RuleNotInForceError, Sentence, Term
 
 COMPARISONS = {
     ">=": lambda found, required: found >= required,
@@ -70,8 +70,9 @@ class Parameter:
         return COMPARISONS[self.comparison](found, self.value if required is None else required)
 
     @property
-    def comparison_words(self) -> str:
-        return COMPARISON_WORDS[self.comparison or "=="]
+    def comparison_words(self) -> Term:
+        """The comparison in words (`at least`), a term of the refusals' vocabulary."""
+        return Term(COMPARISON_WORDS[self.comparison or "=="])
 
 
 class Statute:
@@ -138,8 +139,9 @@ class Statute:
             first = versions[0]
             raise RuleNotInForceError(
                 first.article,
-                f"no version of {parameter_id} is in force on {on.isoformat()} "
-                f"(the first entered into force on {first.effective_from.isoformat()})",
+                Sentence("no version of %(parameter)s is in force on %(on)s (the first entered into force on "
+                         "%(first)s)", parameter=parameter_id, on=on.isoformat(),
+                         first=first.effective_from.isoformat()),
                 parameter=parameter_id,
                 on=on.isoformat(),
             )

@@ -15,7 +15,7 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate, refuse, require_date
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence
 from domain.names import Toponym, normalise_name
 
 FIGURES = ("area_km2", "population", "voters", "revenue", "buildings")
@@ -36,9 +36,9 @@ def figure_value(figure: str, raw: Any) -> int | Decimal:
     try:
         value = Decimal(str(raw)) if figure in ("area_km2", "revenue") else int(str(raw))
     except (ArithmeticError, ValueError):
-        raise InvalidActError(figure, f"{raw!r} is not a number") from None
+        raise InvalidActError(figure, Sentence("%(raw)r is not a number", raw=raw)) from None
     if value < 0:
-        raise InvalidActError(figure, f"{raw!r} is negative")
+        raise InvalidActError(figure, Sentence("%(raw)r is negative", raw=raw))
     return value
 
 
@@ -168,7 +168,9 @@ class Municipality(ChainedAggregate):
     def record_figure(self, ctx: ActContext, figure: str, raw: Any, as_of: date, source: str) -> None:
         """Art. 4 par. ún.: the competent body records a registry figure, with its date and source."""
         if figure not in FIGURES:
-            raise InvalidActError("figure", f"{figure!r} is not one of {', '.join(FIGURES)}")
+            raise InvalidActError("figure", Sentence(
+                "%(figure)r is not one of %(figures)s",
+                figure=figure, figures=Listing(FIGURES)))
         competence = ctx.statute.in_force("competence.registry-figure", ctx.occurred_on)
         ctx.require_role(competence.value[figure], competence.article, f"the {figure} figure")
         if not source.strip():
@@ -212,9 +214,11 @@ class Municipality(ChainedAggregate):
         inside = [act for act in self.district_acts if act["on"] >= ctx.occurred_on]
         if inside:
             act = inside[0]
-            raise refuse("art-38", f"{self.name}'s district {act['district']} was changed by {act['law']} on "
-                         f"{act['on'].isoformat()}; a case opened on {ctx.occurred_on.isoformat()} would have frozen "
-                         f"it: check the opening date", district_law=act["law"], district_law_on=act["on"].isoformat())
+            raise refuse("art-38", Sentence(
+                "%(name)s's district %(district)s was changed by %(law)s on %(on)s; a case opened on "
+                "%(occurred_on)s would have frozen it: check the opening date",
+                name=self.name, district=act['district'], law=act['law'], on=act['on'].isoformat(),
+                occurred_on=ctx.occurred_on.isoformat()), district_law=act["law"], district_law_on=act["on"].isoformat())
         self._record(self.Frozen, ctx, article="art-38", case_id=case_id, case_number=case_number,
                      since=ctx.occurred_on)
 
@@ -233,16 +237,22 @@ class Municipality(ChainedAggregate):
             numbers = ", ".join(f["case_number"] for f in blocking)
             raise refuse(
                 "art-38",
-                f"{self.name} is frozen on {ctx.occurred_on.isoformat()} by case {numbers} (opened "
-                f"{blocking[0]['since'].isoformat()}): no district may be created, dismembered, merged "
-                f"or extinguished there",
+                Sentence(
+                    "%(name)s is frozen on %(occurred_on)s by case %(numbers)s (opened %(since)s): no district may "
+                    "be created, dismembered, merged or extinguished there",
+                    name=self.name, occurred_on=ctx.occurred_on.isoformat(), numbers=numbers,
+                    since=blocking[0]['since'].isoformat()),
                 blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
             )
         existing = {normalise_name(d): d for d in self.districts}
         if create and normalise_name(district) in existing:
-            raise refuse("art-32-par-unico", f"{self.name} already has a district named {existing[normalise_name(district)]}")
+            raise refuse("art-32-par-unico", Sentence(
+                "%(name)s already has a district named %(existing)s",
+                name=self.name, existing=existing[normalise_name(district)]))
         if not create and normalise_name(district) not in existing:
-            raise refuse(article, f"{self.name} has no district named {district}")
+            raise refuse(article, Sentence(
+                "%(name)s has no district named %(district)s",
+                name=self.name, district=district))
         if create:
             self._record(self.DistrictCreated, ctx, article=article, district=district, case_id=case_id, law=law)
         else:
@@ -263,7 +273,9 @@ class Municipality(ChainedAggregate):
 
     def require_existing(self, ctx: ActContext, article: str) -> None:
         if self.ceased is not None and self.ceased["on"] <= ctx.occurred_on:
-            raise refuse(article, f"{self.name} ceased to exist on {self.ceased['on'].isoformat()} ({self.ceased['law']})")
+            raise refuse(article, Sentence(
+                "%(name)s ceased to exist on %(on)s (%(law)s)",
+                name=self.name, on=self.ceased['on'].isoformat(), law=self.ceased['law']))
 
 
 class ToponymRegister(ChainedAggregate):

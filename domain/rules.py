@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from domain.acts import refuse
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.names import ToponymList, date_in_name
 from domain.parameters import Parameter, Statute, share
 from domain.voter_title import check_voter_title
@@ -26,7 +26,13 @@ class Judgement:
     holds: bool
     figures: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
+    #: Why the rule does not hold, as sentences of the refusals.
+    said: list[Sentence] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the rule does not hold, in English."""
+        return [str(reason) for reason in self.said]
 
     def use(self, parameter: Parameter) -> Parameter:
         self.versions[parameter.id] = parameter.version
@@ -46,15 +52,20 @@ def percent(value: Fraction, against: Fraction | None = None) -> str:
     return text
 
 
+def _where(label: str, said: Sentence) -> Sentence:
+    """`area: ...`: a plebiscite's sentence about one of its populations (the label is a code or "area")."""
+    return Sentence("%(label)s: %(said)s", label=label, said=said) if label else said
+
+
 def whole(value: Any, field_name: str) -> int:
     """A whole, non-negative count (votes, voters, seats) or a clear error naming the field."""
     if isinstance(value, bool) or not isinstance(value, int):
         try:
             value = int(str(value))
         except ValueError:
-            raise InvalidActError(field_name, f"{value!r} is not a whole number") from None
+            raise InvalidActError(field_name, Sentence("%(value)r is not a whole number", value=value)) from None
     if value < 0:
-        raise InvalidActError(field_name, f"{value} is negative")
+        raise InvalidActError(field_name, Sentence("%(value)s is negative", value=value))
     return value
 
 
@@ -62,9 +73,9 @@ def amount(value: Any, field_name: str) -> Decimal:
     try:
         result = Decimal(str(value))
     except ArithmeticError:
-        raise InvalidActError(field_name, f"{value!r} is not a number") from None
+        raise InvalidActError(field_name, Sentence("%(value)r is not a number", value=value)) from None
     if not result.is_finite() or result < 0:
-        raise InvalidActError(field_name, f"{value!r} is not a non-negative number")
+        raise InvalidActError(field_name, Sentence("%(value)r is not a non-negative number", value=value))
     return result
 
 
@@ -86,25 +97,29 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
                 raise InvalidActError(f"signatures[{index}].{key}", "is required (Art. 8: zone, section and title)")
         check = check_voter_title(str(signature["title"]))
         if not check.valid:
-            raise refuse("art-8", f"signature {index + 1}: voter title {signature['title']} is invalid: {check.reason}",
+            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(title)s is invalid: %(reason)s",
+                                          signature=index + 1, title=signature["title"], reason=check.said),
                          signature=index + 1)
         if check.state_code != state_code:
-            raise refuse("art-8", f"signature {index + 1}: voter title {check.number} was not issued in Acre "
-                         f"(state code {check.state_code}, {state_code} required)", signature=index + 1)
+            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s was not issued in Acre (state code "
+                                          "%(found)s, %(required)s required)", signature=index + 1, number=check.number,
+                                          found=check.state_code, required=state_code), signature=index + 1)
         if check.number in seen:
-            raise refuse("art-8", f"signature {index + 1}: voter title {check.number} already signed "
-                         f"as signature {seen[check.number] + 1}", signature=index + 1)
+            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s already signed as signature "
+                                          "%(first)s", signature=index + 1, number=check.number, first=seen[check.number] + 1),
+                         signature=index + 1)
         seen[check.number] = index
         if signature["area"] not in per_area:
-            raise InvalidActError(f"signatures[{index}].area", f"{signature['area']!r} is not one of the petition's "
-                                  f"areas ({', '.join(areas)})")
+            raise InvalidActError(f"signatures[{index}].area", Sentence(
+                "%(area)r is not one of the petition's areas (%(areas)s)", area=signature["area"], areas=Listing(areas)))
         per_area[signature["area"]] += 1
     # Art. 8 par. ún. counts the caput's number in each district or area when the petition spans several.
     article = "art-8-par-unico" if len(per_area) > 1 else minimum.article
     for area, count in per_area.items():
         if not minimum.holds(count):
-            raise refuse(article, f"area {area} has {count} valid signatures; {minimum.comparison_words} "
-                         f"{minimum.value} are required per district or area (Art. 8 par. ún.)",
+            raise refuse(article, Sentence("area %(area)s has %(count)s valid signatures; %(comparison)s %(required)s are "
+                                          "required per district or area (Art. 8 par. ún.)", area=area, count=count,
+                                          comparison=minimum.comparison_words, required=minimum.value),
                          area=area, required=minimum.value, found=count)
     judgement.figures = {"signatures_per_area": per_area}
     return judgement
@@ -122,14 +137,15 @@ def judge_plebiscite(statute: Statute, on: date, result: dict[str, Any], label: 
     turnout = whole(result.get("turnout"), "turnout")
     yes, no = whole(result.get("yes"), "yes"), whole(result.get("no"), "no")
     blank, void = whole(result.get("blank", 0), "blank"), whole(result.get("void", 0), "void")
-    where = f"{label}: " if label else ""
     if registered == 0:
         raise InvalidActError("registered", "no registered voters")
     if turnout > registered:
-        raise refuse("art-13", f"{where}turnout {turnout:,} exceeds the {registered:,} registered voters")
+        raise refuse("art-13", _where(label, Sentence("turnout %(turnout)s exceeds the %(registered)s registered voters",
+                                                   turnout=turnout, registered=registered)))
     if yes + no + blank + void != turnout:
-        raise refuse("art-13", f"{where}YES {yes:,} + NO {no:,} + blank {blank:,} + void {void:,} = "
-                     f"{yes + no + blank + void:,} ballots, but the turnout is {turnout:,}")
+        raise refuse("art-13", _where(label, Sentence(
+            "YES %(yes)s + NO %(no)s + blank %(blank)s + void %(void)s = %(ballots)s ballots, but the turnout is %(turnout)s",
+            yes=yes, no=no, blank=blank, void=void, ballots=yes + no + blank + void, turnout=turnout)))
     judgement = Judgement(holds=True)
     turnout_rule = judgement.use(statute.in_force("art-13.turnout-share-of-registered", on))
     yes_rule = judgement.use(statute.in_force("art-13.yes-share-of-turnout", on))
@@ -139,12 +155,14 @@ def judge_plebiscite(statute: Statute, on: date, result: dict[str, Any], label: 
                          "void": void, "turnout_share": percent(turnout_share), "yes_share": percent(yes_share)}
     if not turnout_rule.holds(turnout_share, share(turnout_rule.value)):
         judgement.holds = False
-        judgement.reasons.append(f"{where}turnout {percent(turnout_share, share(turnout_rule.value))} is not an absolute majority of the "
-                                 f"{registered:,} registered voters")
+        judgement.said.append(_where(label, Sentence(
+            "turnout %(share)s is not an absolute majority of the %(registered)s registered voters",
+            share=percent(turnout_share, share(turnout_rule.value)), registered=registered)))
     if not yes_rule.holds(yes_share, share(yes_rule.value)):
         judgement.holds = False
-        judgement.reasons.append(f"{where}YES {percent(yes_share, share(yes_rule.value))} of the {turnout:,} who voted is not a majority "
-                                 f"(blank and void ballots count in the turnout)")
+        judgement.said.append(_where(label, Sentence(
+            "YES %(share)s of the %(turnout)s who voted is not a majority (blank and void ballots count in the turnout)",
+            share=percent(yes_share, share(yes_rule.value)), turnout=turnout)))
     return judgement
 
 
@@ -157,13 +175,15 @@ def judge_council(statute: Statute, on: date, article: str, seats: Any, yes: Any
     if seats == 0:
         raise InvalidActError("seats", "a council has at least one seat")
     if yes > seats:
-        raise InvalidActError("yes_votes", f"{yes} YES votes exceed the council's {seats} seats")
+        raise InvalidActError("yes_votes", Sentence("%(yes)s YES votes exceed the council's %(seats)s seats", yes=yes,
+                                                        seats=seats))
     judgement = Judgement(holds=True)
     rule = judgement.use(statute.in_force(f"{article}.council-majority-of-seats", on))
     judgement.holds = rule.holds(Fraction(yes, seats), share(rule.value))
     judgement.figures = {"seats": seats, "yes_votes": yes}
     if not judgement.holds:
-        judgement.reasons.append(f"{yes} YES of {seats} seats is not an absolute majority of the council's members")
+        judgement.said.append(Sentence("%(yes)s YES of %(seats)s seats is not an absolute majority of the council's "
+                                          "members", yes=yes, seats=seats))
     return judgement
 
 
@@ -173,17 +193,18 @@ def judge_extinction_request(statute: Statute, on: date, valid_signatures: Any, 
     if registered == 0:
         raise InvalidActError("registered_voters", "no registered voters")
     if valid > registered:
-        raise InvalidActError("valid_signatures", f"{valid:,} valid signatures exceed the {registered:,} "
-                              f"registered voters")
+        raise InvalidActError("valid_signatures", Sentence("%(valid)s valid signatures exceed the %(registered)s "
+                                                               "registered voters", valid=valid, registered=registered))
     judgement = Judgement(holds=True)
     rule = judgement.use(statute.in_force("art-37-II.request-share-of-voters", on))
     judgement.holds = rule.holds(Fraction(valid, registered), share(rule.value))
     judgement.figures = {"valid_signatures": valid, "registered_voters": registered,
                          "share": percent(Fraction(valid, registered)), "required_share": rule.value}
     if not judgement.holds:
-        judgement.reasons.append(f"{valid:,} valid signatures are "
-                                 f"{percent(Fraction(valid, registered), share(rule.value))} of the "
-                                 f"{registered:,} registered voters; {rule.comparison_words} {rule.value} are required")
+        judgement.said.append(Sentence(
+            "%(valid)s valid signatures are %(share)s of the %(registered)s registered voters; %(comparison)s %(required)s "
+            "are required", valid=valid, share=percent(Fraction(valid, registered), share(rule.value)),
+            registered=registered, comparison=rule.comparison_words, required=rule.value))
     return judgement
 
 
@@ -202,25 +223,31 @@ def judge_figures(statute: Statute, on: date, figures: dict[str, Any], state_tax
     rule = judgement.use(statute.in_force("art-4-I.population", on))
     verdicts["art-4-I"] = population is not None and rule.holds(population)
     if population is not None and not verdicts["art-4-I"]:
-        judgement.reasons.append(f"art-4-I: {label} population {population:,} is not {rule.comparison_words} {rule.value:,}")
+        judgement.said.append(Sentence(
+            "art-4-I (%(label)s): population %(population)s is not %(comparison)s %(required)s", label=label,
+            population=population, comparison=rule.comparison_words, required=rule.value))
     rule = judgement.use(statute.in_force("art-4-II.voters-share-of-population", on))
     verdicts["art-4-II"] = (voters is not None and population not in (None, 0)
                             and rule.holds(Fraction(voters, population), share(rule.value)))
     if voters is not None and population and not verdicts["art-4-II"]:
-        judgement.reasons.append(f"art-4-II: {label} voters {voters:,} are "
-                                 f"{percent(Fraction(voters, population), share(rule.value))} "
-                                 f"of the population {population:,}; {rule.comparison_words} {percent(share(rule.value))} required")
+        judgement.said.append(Sentence(
+            "art-4-II (%(label)s): voters %(voters)s are %(share)s of the population %(population)s; %(comparison)s "
+            "%(required)s required", label=label, voters=voters,
+            share=percent(Fraction(voters, population), share(rule.value)), population=population,
+            comparison=rule.comparison_words, required=percent(share(rule.value))))
     rule = judgement.use(statute.in_force("art-4-III.revenue-share-of-state-tax-revenue", on))
     verdicts["art-4-III"] = (revenue is not None and state_tax_revenue is not None
                              and rule.holds(Fraction(revenue), share(rule.value) * Fraction(state_tax_revenue)))
     if revenue is not None and state_tax_revenue is not None and not verdicts["art-4-III"]:
-        judgement.reasons.append(f"art-4-III: {label} revenue {revenue} is below {rule.value} of the State's tax "
-                                 f"revenue {state_tax_revenue}")
+        judgement.said.append(Sentence(
+            "art-4-III (%(label)s): revenue %(revenue)s is below %(required)s of the State's tax revenue %(tax)s",
+            label=label, revenue=str(revenue), required=rule.value, tax=str(state_tax_revenue)))
     rule = judgement.use(statute.in_force("art-4-IV.buildings", on))
     verdicts["art-4-IV"] = buildings is not None and rule.holds(buildings)
     if buildings is not None and not verdicts["art-4-IV"]:
-        judgement.reasons.append(f"art-4-IV: {label} urban centre has {buildings} buildings; "
-                                 f"{rule.comparison_words} {rule.value} required")
+        judgement.said.append(Sentence(
+            "art-4-IV (%(label)s): the urban centre has %(buildings)s buildings; %(comparison)s %(required)s required",
+            label=label, buildings=buildings, comparison=rule.comparison_words, required=rule.value))
     return verdicts
 
 
@@ -233,8 +260,9 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
     judgement = Judgement(holds=True)
     kinds = judgement.use(statute.in_force("art-1-I.dispensable-kinds", on))
     if kind not in kinds.value:
-        raise refuse("art-1-I", f"a {kind} case always holds a plebiscite; the dispensation applies only to "
-                     f"{', '.join(kinds.value)} (product reading, CF art. 18 §4)")
+        raise refuse("art-1-I", Sentence("a %(kind)s case always holds a plebiscite; the dispensation applies only to "
+                                        "%(kinds)s (product reading, CF art. 18 §4)", kind=Term(kind),
+                                        kinds=Listing(Term(k) for k in kinds.value)))
     brackets = judgement.use(statute.in_force("art-1-I.dispensation-brackets", on))
     for code, net in net_areas.items():
         if net <= 0:  # Art. 1-III: a municipality that receives at least what it cedes cedes nothing net
@@ -242,8 +270,9 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
             continue
         total = total_areas.get(code)
         if total is None or total == 0:
-            raise refuse("art-1-I", f"the area of {names.get(code, code)} is not known in the registry on "
-                         f"{on.isoformat()}; record it (IBGE) before judging the dispensation", municipality=code)
+            raise refuse("art-1-I", Sentence("the area of %(name)s is not known in the registry on %(on)s; record it (IBGE) "
+                                                "before judging the dispensation", name=names.get(code, code),
+                                                on=on.isoformat()), municipality=code)
         bracket = next(b for b in brackets.value if "up_to_km2" not in b or total <= Decimal(b["up_to_km2"]))
         limit = share(bracket["max_net_share"])
         net_share = Fraction(net) / Fraction(total)
@@ -251,9 +280,10 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
                                    "net_share": percent(net_share, limit), "max_share": percent(limit)}
         if not brackets.holds(net_share, limit):
             judgement.holds = False
-            judgement.reasons.append(
-                f"{names.get(code, code)} cedes a net {net} km² of {total} km² ({percent(net_share, limit)}), more than "
-                f"the {percent(limit)} allowed for its size")
+            judgement.said.append(
+                Sentence("%(name)s cedes a net %(net)s km² of %(total)s km² (%(share)s), more than the %(limit)s "
+                         "allowed for its size", name=names.get(code, code), net=str(net), total=str(total),
+                         share=percent(net_share, limit), limit=percent(limit)))
     return judgement
 
 
@@ -267,11 +297,12 @@ def check_name(toponyms: ToponymList, name: str, article: str, living_person_dec
     repeated = toponyms.same_name(name)
     if repeated:
         first = repeated[0]
-        raise refuse(article, f"the name {name!r} repeats the existing municipality {first.name} ({first.uf})",
+        raise refuse(article, Sentence("the name %(name)r repeats the existing municipality %(existing)s (%(uf)s)",
+                                      name=name, existing=first.name, uf=first.uf),
                      existing=f"{first.name} ({first.uf})")
     date_part = date_in_name(name)
     if date_part:
-        raise refuse(article, f"the name {name!r} designates a date ({date_part!r})")
+        raise refuse(article, Sentence("the name %(name)r designates a date (%(date)r)", name=name, date=date_part))
     if not living_person_declaration:
         raise refuse(article, "the signed declaration that the name is not that of a living person is missing")
     return {"toponym-list": toponyms.version}
@@ -283,11 +314,14 @@ def check_district_law_date(statute: Statute, on: date) -> Judgement:
     elections = judgement.use(statute.in_force("art-31-IV.municipal-election-dates", on))
     known_through = elections.extra["known_through"]
     if on > known_through:
-        raise refuse("art-31-IV", f"the municipal-election calendar in the statute data ends on "
-                     f"{known_through.isoformat()}; {on.year} cannot be judged until it is extended")
+        raise refuse("art-31-IV", Sentence("the municipal-election calendar in the statute data ends on %(through)s; "
+                                          "%(year)s cannot be judged until it is extended",
+                                          through=known_through.isoformat(), year=str(on.year)))
     election_years = {day.year: day for day in elections.value}
     if on.year in election_years:
-        raise refuse("art-31-IV", f"a district cannot be created in {on.year}: municipal elections are held on "
-                     f"{election_years[on.year].isoformat()}; the law had to be dated no later than "
-                     f"{on.year - 1}-12-31", election=election_years[on.year].isoformat())
+        raise refuse("art-31-IV", Sentence("a district cannot be created in %(year)s: municipal elections are held on "
+                                          "%(election)s; the law had to be dated no later than %(last_day)s",
+                                          year=str(on.year), election=election_years[on.year].isoformat(),
+                                          last_day=date(on.year - 1, 12, 31).isoformat()),
+                     election=election_years[on.year].isoformat())
     return judgement

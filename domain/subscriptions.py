@@ -44,7 +44,7 @@ from uuid import UUID, uuid4
 from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
 from domain.acts import ActContext, Actor, ChainedAggregate
 from domain.alerts import BREACH, MISSED
-from domain.errors import InvalidActError, RuleNotInForceError
+from domain.errors import InvalidActError, RuleNotInForceError, Sentence
 from domain.lifecycle import act_catalogue, lifecycle_kinds, lifecycle_of
 from domain.parameters import Statute
 
@@ -103,19 +103,23 @@ def check_url(url: str, *, private: bool) -> str:
     False, not a loopback, private or link-local address written as such (the scheduler would POST to the
     deployment's own network)."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or not url.isascii():
-        raise InvalidActError("url", f"an http:// or https:// address of at most {MAX_URL} printable ASCII characters")
+        raise InvalidActError("url", Sentence(
+            "an http:// or https:// address of at most %(most)s printable ASCII characters",
+            most=MAX_URL))
     try:
         parts = urlsplit(url)
         host, _ = parts.hostname, parts.port
     except ValueError:
-        raise InvalidActError("url", f"{url[:80]!r} is not an address") from None
+        raise InvalidActError("url", Sentence("%(url)r is not an address", url=url[:80])) from None
     if parts.scheme not in ("http", "https") or not host:
-        raise InvalidActError("url", f"{url[:80]!r} is not an http:// or https:// address")
+        raise InvalidActError("url", Sentence("%(url)r is not an http:// or https:// address", url=url[:80]))
     if parts.username is not None or parts.password is not None:
         raise InvalidActError("url", "no user or password in the address: the signature proves the sender")
     if not private and _internal(host):
-        raise InvalidActError("url", f"{host} is an address of the deployment's own network (loopback, private or "
-                              "link-local); an operator may add it with `tramita subscription add`")
+        raise InvalidActError("url", Sentence(
+            "%(host)s is an address of the deployment's own network (loopback, private or link-local); an operator "
+            "may add it with `tramita subscription add`",
+            host=host))
     return url
 
 
@@ -135,11 +139,15 @@ def scope_for(actor: Actor, *, role: str | None, municipality: str | None) -> tu
     if actor.role in READ_ONLY_ROLES or actor.role == OPERATOR_ROLE:
         return role, municipality
     if role not in (None, actor.role):
-        raise InvalidActError("role", f"a {actor.role} token subscribes to the alerts its own body must act on "
-                              f"(role {actor.role}), not {role}'s; auditors may subscribe to any body's")
+        raise InvalidActError("role", Sentence(
+            "a %(role)s token subscribes to the alerts its own body must act on (role %(role)s), not %(role2)s's; "
+            "auditors may subscribe to any body's",
+            role=actor.role, role2=role))
     if actor.role in MUNICIPAL_ROLES and municipality not in (None, actor.municipality):
-        raise InvalidActError("municipality", f"a {actor.role} token of {actor.municipality} subscribes to its own "
-                              f"municipality's alerts, not {municipality}'s")
+        raise InvalidActError("municipality", Sentence(
+            "a %(role)s token of %(municipality)s subscribes to its own municipality's alerts, not "
+            "%(municipality2)s's",
+            role=actor.role, municipality=actor.municipality, municipality2=municipality))
     return actor.role, actor.municipality if actor.role in MUNICIPAL_ROLES else municipality
 
 
@@ -147,7 +155,9 @@ def check_kinds(kinds: list[str] | None) -> list[str]:
     if kinds is None:
         return []
     if len(kinds) > MAX_KINDS or not all(isinstance(k, str) and ALERT_KIND.fullmatch(k) for k in kinds):
-        raise InvalidActError("kinds", f"at most {MAX_KINDS} alert kinds, each missed, breach or due-in-N-days")
+        raise InvalidActError("kinds", Sentence(
+            "at most %(most)s alert kinds, each missed, breach or due-in-N-days",
+            most=MAX_KINDS))
     return sorted(set(kinds))
 
 
@@ -193,8 +203,9 @@ class Subscription(ChainedAggregate):
 
     def remove(self, ctx: ActContext, *, reason: str) -> None:
         if self.removed_on is not None:
-            raise InvalidActError("subscription", f"subscription {self.id} was already removed on "
-                                  f"{self.removed_on.isoformat()}")
+            raise InvalidActError("subscription", Sentence(
+                "subscription %(id)s was already removed on %(removed_on)s",
+                id=self.id, removed_on=self.removed_on.isoformat()))
         self._record(self.Removed, ctx, article=ARTICLE, reason=reason)
 
     def belongs_to(self, actor: Actor) -> bool:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.errors import Sentence
+
 _DIGITS = frozenset("0123456789")
 _SEPARATORS = frozenset(" \t\n\r\u00a0.-\u2010\u2011\u2013\u2014")
 _SEQUENCE_LENGTH = 8
@@ -34,7 +36,13 @@ class TitleCheck:
     number: str
     valid: bool
     state_code: str | None
-    reason: str | None
+    #: Why the number is invalid, as a sentence of the refusals (None when valid).
+    said: Sentence | None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the number is invalid, in English."""
+        return None if self.said is None else str(self.said)
 
 
 def normalise_title(raw: str) -> str:
@@ -73,14 +81,18 @@ def check_voter_title(raw: str) -> TitleCheck:
     if digits != text:
         junk = "".join(sorted({ch for ch in text if ch not in _DIGITS}))
         return TitleCheck(
-            digits, False, None, f"the title number contains characters other than digits ({junk!r})"
+            digits, False, None, Sentence(
+                "the title number contains characters other than digits (%(junk)r)",
+                junk=junk)
         )
     if len(digits) not in (_SEQUENCE_LENGTH + 4, _LONG_SEQUENCE_LENGTH + 4):
         return TitleCheck(
             digits,
             False,
             None,
-            f"a title number has 12 digits (13 in SP and MG), found {len(digits)}",
+            Sentence(
+                "a title number has 12 digits (13 in SP and MG), found %(digits_count)s",
+                digits_count=len(digits)),
         )
     sequence, state_code, found = digits[:-4], digits[-4:-2], digits[-2:]
     if not _state_code_is_valid(state_code):
@@ -88,14 +100,16 @@ def check_voter_title(raw: str) -> TitleCheck:
             digits,
             False,
             state_code,
-            f"state code {state_code} does not exist (valid codes are 01 to 28)",
+            Sentence("state code %(state_code)s does not exist (valid codes are 01 to 28)", state_code=state_code),
         )
     if len(sequence) == _LONG_SEQUENCE_LENGTH and state_code not in _SP_MG:
         return TitleCheck(
             digits,
             False,
             state_code,
-            f"13-digit titles are issued only in SP (01) and MG (02), found state code {state_code}",
+            Sentence(
+                "13-digit titles are issued only in SP (01) and MG (02), found state code %(state_code)s",
+                state_code=state_code),
         )
     expected = _check_digits(sequence, state_code)
     if expected != found:
@@ -103,7 +117,9 @@ def check_voter_title(raw: str) -> TitleCheck:
             digits,
             False,
             state_code,
-            f"check digits do not match (expected {expected}, found {found})",
+            Sentence(
+                "check digits do not match (expected %(expected)s, found %(found)s)",
+                expected=expected, found=found),
         )
     return TitleCheck(digits, True, state_code, None)
 

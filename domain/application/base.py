@@ -30,8 +30,8 @@ from domain.amendments import StatuteAmendments
 from domain.calendar import Calendar
 from domain.case import Case, case_id_for
 from domain.errors import (
-    CaseNotFoundError, IdempotencyKeyReusedError, InvalidActError, LegalRuleError, MunicipalityNotFoundError,
-    StaleVersionError,
+    CaseNotFoundError, IdempotencyKeyReusedError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, SaidError,
+    Sentence, StaleVersionError,
 )
 from domain.parameters import Statute, shipped_statute
 from domain.registry import Municipality
@@ -97,7 +97,7 @@ class StatuteInForce:
             return self._statute
 
 
-class ConcurrentActError(Exception):
+class ConcurrentActError(SaidError):
     """The act kept meeting concurrent saves of the same aggregates; nothing was recorded."""
 
 
@@ -246,7 +246,8 @@ class ApplicationBase(Application):
                     return attempt()
             except IntegrityError:
                 continue
-        raise ConcurrentActError(f"the act met {MAX_ATTEMPTS} concurrent saves in a row; nothing was recorded")
+        raise ConcurrentActError(Sentence("the act met %(attempts)s concurrent saves in a row; nothing was recorded",
+                                          attempts=MAX_ATTEMPTS))
 
     def _act(self, case_ref: str | UUID, actor: Actor, occurred_on: date, expected_version: int | None,
              command: Callable[[Case, ActContext], Any], result: Callable[[], Any] = lambda: None) -> Acted:
@@ -352,7 +353,7 @@ class ApplicationBase(Application):
     def _get_municipality(self, code: str) -> Municipality:
         municipality = self._find_municipality(code)
         if municipality is None:
-            raise MunicipalityNotFoundError(f"no municipality {code} in the registry")
+            raise MunicipalityNotFoundError(Sentence("no municipality %(code)s in the registry", code=code))
         return municipality
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from domain.acts import ActContext, Actor, ChainedAggregate
 from domain.application.base import Acted, ApplicationBase
 from domain.case import NEW_MUNICIPALITY_KINDS, Case
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Sentence
 from domain.law_effects import law_effects
 from domain.numbering import CaseNumbering
 from domain.registry import Municipality, ToponymRegister
@@ -181,7 +181,9 @@ class CaseActs(ApplicationBase):
             changed = law_effects(ctx, c, registry)
             if c.kind in NEW_MUNICIPALITY_KINDS:
                 if self._find_municipality(c.new_municipality) is not None:
-                    raise InvalidActError("ibge_code", f"{c.new_municipality} is already in the registry")
+                    raise InvalidActError("ibge_code", Sentence(
+                        "%(new_municipality)s is already in the registry",
+                        new_municipality=c.new_municipality))
                 toponyms_register = toponyms_register or ToponymRegister.open(ctx)
                 toponyms_register.add(ctx, name=c.law["name"], uf="AC", ibge_code=ibge_code,
                                       source=f"{law} ({c.number})")

@@ -13,7 +13,7 @@ from domain import chain
 from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
 from domain.case import Case
-from domain.errors import CaseNotFoundError, InvalidActError
+from domain.errors import CaseNotFoundError, InvalidActError, Sentence
 
 SYSTEM_ACTOR = Actor("tramita", "scheduler")
 
@@ -100,7 +100,9 @@ class Reads(ApplicationBase):
         if version is not None:
             latest = self.get_case(case_ref)
             if not 1 <= version <= latest.version:
-                raise InvalidActError("version", f"the case has versions 1 to {latest.version}; {version} is none")
+                raise InvalidActError("version", Sentence(
+                    "the case has versions 1 to %(version)s; %(version2)s is none",
+                    version=latest.version, version2=version))
             return latest if version == latest.version else self.get_case(case_ref, version=version)
         return self.get_case(case_ref)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Sentence
 from domain.names import Toponym, ToponymList
 from domain.registry import Figure, Municipality, ToponymRegister, figure_value
 
@@ -138,5 +138,6 @@ class RegistryActs(ApplicationBase):
         from domain.names import normalise_name
 
         if normalise_name(district) not in {normalise_name(d) for d in municipality.districts}:
-            raise InvalidActError("district", f"{municipality.name} has no district named {district!r} in the "
-                                  f"registry")
+            raise InvalidActError("district", Sentence(
+                "%(name)s has no district named %(district)r in the registry",
+                name=municipality.name, district=district))

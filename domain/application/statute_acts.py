@@ -13,7 +13,7 @@ from domain.alerts import Alert
 from domain.amendments import ACT, Applied, StatuteAmendments, amendment_problems
 from domain.application.base import Acted, ApplicationBase
 from domain.case import CONDITIONS, KINDS, Case
-from domain.errors import InvalidActError, StatuteAmendmentError
+from domain.errors import InvalidActError, Sentence, StatuteAmendmentError
 from domain.lifecycle import lifecycle_problems
 from domain.parameters import Parameter, Statute
 
@@ -105,7 +105,9 @@ class StatuteActs(ApplicationBase):
         ids = statute.ids()
         if parameter is not None:
             if parameter not in ids:
-                raise InvalidActError("parameter", f"the statute has no parameter {parameter!r}")
+                raise InvalidActError("parameter", Sentence(
+                    "the statute has no parameter %(parameter)r",
+                    parameter=parameter))
             ids = [parameter]
         rows = []
         for parameter_id in ids:

@@ -12,7 +12,7 @@ from eventsourcing.utils import get_topic
 from domain.access import AccessToken
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence
 from domain.subscriptions import (
     CALENDAR, WEBHOOK, Subscription, SubscriptionKeys, check_kinds, check_url, closing_acts, scope_for,
 )
@@ -67,7 +67,9 @@ class Subscriptions(ApplicationBase):
         are refused (`scope_for`); a municipality or case named must exist."""
         keys = self._keys()
         if channel not in (WEBHOOK, CALENDAR):
-            raise InvalidActError("channel", f"{channel!r} is not {WEBHOOK} or {CALENDAR}")
+            raise InvalidActError("channel", Sentence(
+                "%(channel)r is not %(webhook)s or %(calendar)s",
+                channel=channel, webhook=WEBHOOK, calendar=CALENDAR))
         if channel == WEBHOOK:
             url = check_url(url or "", private=private_urls)
         elif url is not None or kinds:
@@ -75,8 +77,9 @@ class Subscriptions(ApplicationBase):
                                   "a calendar feed has no address to deliver to and lists deadlines, not alerts")
         role, municipality = scope_for(actor, role=role, municipality=municipality)
         if role is not None and role not in self.token_roles():  # type: ignore[attr-defined]
-            raise InvalidActError("role", f"{role!r} is not a body that acts; one of "
-                                  f"{', '.join(self.token_roles())}")  # type: ignore[attr-defined]
+            raise InvalidActError("role", Sentence(
+                "%(role)r is not a body that acts; one of %(roles)s",
+                role=role, roles=Listing(self.token_roles())))  # type: ignore[attr-defined]
         if municipality is not None:
             self._get_municipality(municipality)
         case_id = str(self.get_case(case).id) if case else None  # type: ignore[attr-defined]

@@ -12,7 +12,9 @@ from domain.access import COMPETENCE_ENTRIES, READ_ONLY_ROLES, AccessToken, Issu
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
 from domain.case import KINDS
-from domain.errors import AuthenticationError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError
+from domain.errors import (
+    AuthenticationError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, Listing, OR, Sentence,
+)
 from domain.lifecycle import lifecycle_of
 
 
@@ -50,7 +52,8 @@ class Tokens(ApplicationBase):
         token = self._get_or_none(parsed[0])
         if not isinstance(token, AccessToken) or not token.admits(parsed[1], self.today()):
             if isinstance(token, AccessToken) and token.matches(parsed[1]) and token.revoked_on is None:
-                raise AuthenticationError(f"the bearer token expired after {token.expires_on.isoformat()}")
+                raise AuthenticationError(Sentence("the bearer token expired after %(day)s",
+                                                   day=token.expires_on.isoformat()))
             raise AuthenticationError("the bearer token is unknown or revoked")
         return token
 
@@ -75,8 +78,9 @@ class Tokens(ApplicationBase):
             if case_ref is not None:
                 kind = self._kind_of(case_ref)
             article = (self._article_of_act(act, kind, today) if isinstance(kind, str) else None) or article
-            raise IncompetentBodyError(article, f"{act} is recorded by {' or '.join(bodies)}; "
-                                       f"{actor.role} is not the competent body", competent=bodies, role=actor.role)
+            raise IncompetentBodyError(article, Sentence(
+                "%(act)s is recorded by %(bodies)s; %(role)s is not the competent body",
+                act=act, bodies=Listing(bodies, OR), role=actor.role), competent=bodies, role=actor.role)
 
     def _kind_of(self, case_ref: str) -> str | None:
         try:
@@ -104,8 +108,9 @@ class Tokens(ApplicationBase):
         bodies = [role for role in competent_roles(self.statute, today) if role not in READ_ONLY_ROLES]
         if actor.role not in bodies:
             article = self.statute.in_force("competence.act", today).article
-            raise IncompetentBodyError(article, f"a document is stored for an act to cite, by a body that records "
-                                       f"acts; {actor.role} records none", competent=bodies, role=actor.role)
+            raise IncompetentBodyError(article, Sentence(
+                "a document is stored for an act to cite, by a body that records acts; %(role)s records none",
+                role=actor.role), competent=bodies, role=actor.role)
 
     def tokens(self) -> list[AccessToken]:
         """Every token ever issued (revoked ones included), oldest first: read from the log by the issue's topic."""
@@ -120,7 +125,7 @@ class Tokens(ApplicationBase):
         try:
             token = self._get_or_none(UUID(token_id))
         except ValueError:
-            raise InvalidActError("token", f"{token_id!r} is not a token id") from None
+            raise InvalidActError("token", Sentence("%(token_id)r is not a token id", token_id=token_id)) from None
         if not isinstance(token, AccessToken):
-            raise InvalidActError("token", f"no token {token_id}")
+            raise InvalidActError("token", Sentence("no token %(token_id)s", token_id=token_id))
         return token

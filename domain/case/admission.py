@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from domain.acts import ActContext, require_legal_date
 from domain.case.conditions import CONDITIONS, Verdict
 from domain.case.kinds import FINDING_ITEMS, KINDS
-from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError, RuleNotInForceError
+from domain.errors import (
+    ActOutOfOrderError, InvalidActError, LegalRuleError, Listing, RuleNotInForceError, Sentence, Term,
+)
 from domain.lifecycle import (
     ActEntry, Lifecycle, Step, act_catalogue, lifecycle_of, lifecycle_versions,
 )
@@ -155,13 +157,14 @@ class Admission:
         """The case took its final act (the archive) or met a final condition (concluded): no act may follow."""
         for act in lifecycle.ends:
             if last := self._recorded(catalogue, act):
-                return ActOutOfOrderError(article, f"case {self.number} took its final act, {act} "
-                                          f"({catalogue[act].label}), on {last.isoformat()}; no act may be "
-                                          f"recorded", final=act)
+                return ActOutOfOrderError(article, Sentence("case %(number)s took its final act, %(act)s (%(label)s), on %(on)s; "
+                                                           "no act may be recorded", number=self.number, act=act,
+                                                           label=catalogue[act].label, on=last.isoformat()), final=act)
         for name in lifecycle.ends_when:
             verdict = self._verdict(name, statute, on)
             if verdict.holds:
-                return ActOutOfOrderError(article, f"{verdict.found}; no act may be recorded", final=name)
+                return ActOutOfOrderError(article, Sentence("%(found)s; no act may be recorded", found=verdict.found),
+                                          final=name)
         return None
 
     def _absent(self: Case, statute: Statute, lifecycle: Lifecycle, catalogue: dict[str, ActEntry], act: str,
@@ -170,18 +173,26 @@ class Admission:
         simply not an act of this kind."""
         if act in lifecycle.excluded:
             exclusion = lifecycle.excluded[act]
-            return ActOutOfOrderError(exclusion.article, f"{act}: {exclusion.reason}", kind=self.kind)
+            return ActOutOfOrderError(exclusion.article, Sentence(
+                "%(act)s: %(reason)s",
+                act=act, reason=Term(exclusion.reason)),
+                                      kind=self.kind)
         article = catalogue[act].article
         for version in lifecycle_versions(statute, self.kind):
             step = version.step(act)
             if step is not None:
-                return RuleNotInForceError(step.article, f"no version of the {self.kind} lifecycle in force on "
-                                           f"{on.isoformat()} orders {act}; the version in force from "
-                                           f"{version.effective_from.isoformat()} does", act=act, on=on.isoformat())
+                return RuleNotInForceError(step.article, Sentence(
+                    "no version of the %(kind)s lifecycle in force on %(on)s orders %(act)s; the version in force from %(since)s "
+                    "does", kind=Term(self.kind), on=on.isoformat(), act=act, since=version.effective_from.isoformat()),
+                    act=act, on=on.isoformat())
         kinds = [kind for kind in KINDS if _orders(statute, kind, on, act)]
-        where = f"it is an act of: {', '.join(kinds)}" if kinds else "no case kind records it on that date"
-        a = "an" if self.kind[0] in "aeiou" else "a"
-        return ActOutOfOrderError(article, f"{act} is not an act of {a} {self.kind} case; {where}", kinds=kinds)
+        where = (Sentence("it is an act of: %(kinds)s", kinds=Listing(Term(kind) for kind in kinds)) if kinds else
+                 Term("no case kind records it on that date"))
+        said = (Sentence("%(act)s is not an act of an %(kind)s case; %(where)s", act=act, kind=Term(self.kind),
+                         where=where) if self.kind[0] in "aeiou" else
+                Sentence("%(act)s is not an act of a %(kind)s case; %(where)s", act=act, kind=Term(self.kind),
+                         where=where))
+        return ActOutOfOrderError(article, said, kinds=kinds)
 
     def _step_refusal(self: Case, statute: Statute, lifecycle: Lifecycle, catalogue: dict[str, ActEntry],
                       step: Step, on: date, municipality: str | None) -> ActOutOfOrderError | None:
@@ -190,34 +201,40 @@ class Admission:
         if step.once:
             per = municipality if step.per_municipality else None
             if last := self._recorded(catalogue, act, per):
-                whom = f" for {per}" if per else ""
-                return ActOutOfOrderError(step.article, f"{act} was already recorded{whom} on {last.isoformat()}",
+                said = (Sentence("%(act)s was already recorded for %(municipality)s on %(on)s", act=act, municipality=per,
+                                 on=last.isoformat()) if per else
+                        Sentence("%(act)s was already recorded on %(on)s", act=act, on=last.isoformat()))
+                return ActOutOfOrderError(step.article, said,
                                           recorded_on=last.isoformat())
         for closing in step.until:
             if last := self._recorded(catalogue, closing):
                 closer = lifecycle.step(closing)
                 return ActOutOfOrderError(closer.article if closer else step.article,
-                                          f"{act} is no longer admissible: {closing} was recorded on "
-                                          f"{last.isoformat()}", closed_by=closing)
+                                          Sentence("%(act)s is no longer admissible: %(closing)s was recorded on %(on)s", act=act,
+                                                   closing=closing, on=last.isoformat()), closed_by=closing)
         for name in step.unless:
             verdict = self._verdict(name, statute, on)
             if verdict.holds:
-                return ActOutOfOrderError(step.article, f"{act} is no longer admissible: {verdict.found}",
+                return ActOutOfOrderError(step.article, Sentence("%(act)s is no longer admissible: %(found)s", act=act,
+                                                                 found=verdict.found),
                                           **verdict.figures)
         missing = [a for a in step.after if not self._recorded(catalogue, a)]
         if missing:
-            return ActOutOfOrderError(step.ordered_by, f"{act} follows {', '.join(missing)} "
-                                      f"({'; '.join(catalogue[a].label for a in missing)}); none was recorded in "
-                                      f"case {self.number}", missing=missing)
+            return ActOutOfOrderError(step.ordered_by, Sentence(
+                "%(act)s follows %(missing)s (%(labels)s); none was recorded in case %(number)s", act=act,
+                missing=Listing(missing), labels=Listing((catalogue[a].label for a in missing), "; "), number=self.number),
+                missing=missing)
         if step.after_any and not any(self._recorded(catalogue, a) for a in step.after_any):
-            return ActOutOfOrderError(step.ordered_by, f"{act} follows one of {', '.join(step.after_any)}; none "
-                                      f"was recorded in case {self.number}", missing=list(step.after_any))
+            return ActOutOfOrderError(step.ordered_by, Sentence(
+                "%(act)s follows one of %(missing)s; none was recorded in case %(number)s", act=act,
+                missing=Listing(step.after_any), number=self.number), missing=list(step.after_any))
         for name in step.when:
             verdict = self._verdict(name, statute, on)
             if not verdict.holds:
                 condition = lifecycle.conditions[name]
-                return ActOutOfOrderError(condition.article, f"{act} requires that {condition.requires}; "
-                                          f"{verdict.found}", **verdict.figures)
+                return ActOutOfOrderError(condition.article, Sentence(
+                    "%(act)s requires that %(requires)s; %(found)s", act=act, requires=Term(condition.requires),
+                    found=verdict.found), **verdict.figures)
         return None
 
     # ------------------------------------------------------------------ whose act

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from domain.acts import ActContext, ChainedAggregate
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Sentence
 from domain.lifecycle import act_catalogue
 
 if TYPE_CHECKING:
@@ -56,7 +56,8 @@ class Attachments:
         event_name = act_catalogue(ctx.statute, ctx.occurred_on)[act].event
         recorded = [e for e in self.pending_events if type(e).__name__ == event_name]
         if not recorded:
-            raise InvalidActError("attachments", f"the act {act} recorded no {event_name} to attach documents to")
+            raise InvalidActError("attachments", Sentence("the act %(act)s recorded no %(event)s to attach documents to",
+                                                           act=act, event=event_name))
         event = recorded[-1]
         self._record_attachment(ctx, act=act, event=event, documents=documents)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from domain.errors import Listing, Sentence, Term
 from domain.case.kinds import FINDING_ITEMS, PREFECT_BILLS
 from domain.parameters import Statute
 from domain.rules import ART_4_ITEMS
@@ -26,7 +27,7 @@ class Verdict:
     """Whether a named condition holds, what was found (plain words) and the figures behind it."""
 
     holds: bool
-    found: str
+    found: Sentence
     figures: dict[str, Any] = field(default_factory=dict)
 
 
@@ -47,14 +48,16 @@ def condition(name: str) -> Callable[[Predicate], Predicate]:
 @condition("voters-initiative")
 def voters_initiative(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 10: requisitions are issued for a voters' representation (Art. 8), not a Governor's or Deputy's."""
-    return Verdict(case.initiator == "voters", f"this case was initiated by {case.initiator}")
+    return Verdict(case.initiator == "voters", Sentence("this case was initiated by %(initiator)s",
+                                                         initiator=Term(case.initiator)))
 
 
 @condition("a-requisition-awaits-receipt")
 def a_requisition_awaits_receipt(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 10: a requisition issued and not yet received (its receipt starts the 30 days)."""
     waiting = list(case.awaiting_receipt)  # in the order issued
-    found = f"awaiting receipt: {', '.join(waiting)}" if waiting else "every requisition issued was received"
+    found = (Sentence("awaiting receipt: %(waiting)s", waiting=Listing(waiting)) if waiting else
+             Term("every requisition issued was received"))
     return Verdict(bool(waiting), found, {"awaiting": waiting})
 
 
@@ -69,24 +72,28 @@ def _missing_findings(case: Case, items: tuple[str, ...], by_both: str) -> list[
 def art_4_findings_complete(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 4 par. ún.: every Art. 4 finding is recorded, I-VI, VI by both the PGE and the SECTMA."""
     missing = _missing_findings(case, ART_4_ITEMS, "art-4-VI")
-    return Verdict(not missing, f"findings missing: {', '.join(missing)}" if missing else "every finding is recorded",
-                   {"missing": missing})
+    return Verdict(not missing, _findings_missing(missing), {"missing": missing})
 
 
 @condition("art-31-findings-complete")
 def art_31_findings_complete(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 31 par. ún., 32: every finding of a district's creation, III by both the PGE and the SECTMA."""
     missing = _missing_findings(case, FINDING_ITEMS["district_creation"], "art-31-III")
-    return Verdict(not missing, f"findings missing: {', '.join(missing)}" if missing else "every finding is recorded",
-                   {"missing": missing})
+    return Verdict(not missing, _findings_missing(missing), {"missing": missing})
+
+
+def _findings_missing(missing: list[str]) -> Sentence:
+    return (Sentence("findings missing: %(missing)s", missing=Listing(missing)) if missing else
+            Term("every finding is recorded"))
 
 
 @condition("art-4-requirements-met")
 def art_4_requirements_met(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 4, 5, 11: the requirements are recorded as met (and have not lapsed since)."""
     if case.requirements is None:
-        return Verdict(False, "the requirements are not recorded as met")
-    return Verdict(True, f"the requirements were recorded as met on {case.requirements['on'].isoformat()}")
+        return Verdict(False, Term("the requirements are not recorded as met"))
+    return Verdict(True, Sentence("the requirements were recorded as met on %(on)s",
+                                 on=case.requirements["on"].isoformat()))
 
 
 @condition("councils-approved")
@@ -95,7 +102,8 @@ def councils_approved(case: Case, statute: Statute, on: date) -> Verdict:
     pending = [code for code in case._territories() if code not in case.councils]
     rejected = [code for code, c in case.councils.items() if not c["approved"]]
     return Verdict(not pending and not rejected,
-                   f"pending: {', '.join(pending) or 'none'}; rejected: {', '.join(rejected) or 'none'}",
+                   Sentence("pending: %(pending)s; rejected: %(rejected)s", pending=Listing(pending) or Term("none"),
+                            rejected=Listing(rejected) or Term("none")),
                    {"pending": pending, "rejected": rejected})
 
 
@@ -103,21 +111,23 @@ def councils_approved(case: Case, statute: Statute, on: date) -> Verdict:
 def result_favourable(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 13, 16 (Art. 1-I): the plebiscite's recorded verdict was favourable, or the plebiscite was dispensed."""
     if case.dispensation is not None:
-        return Verdict(True, f"the plebiscite was dispensed on {case.dispensation['on'].isoformat()} (Art. 1-I)")
+        return Verdict(True, Sentence("the plebiscite was dispensed on %(on)s (Art. 1-I)",
+                                         on=case.dispensation["on"].isoformat()))
     if case.result is None:
-        return Verdict(False, "no result was homologated")
+        return Verdict(False, Term("no result was homologated"))
     if case.result["favourable"]:
-        return Verdict(True, "the plebiscite was favourable")
+        return Verdict(True, Term("the plebiscite was favourable"))
     reasons = case.result["reasons"]
-    return Verdict(False, f"the plebiscite was unfavourable ({'; '.join(reasons)}): no bill is drafted and the case "
-                   f"is to be archived (Art. 16 par. ún.)", {"reasons": reasons})
+    return Verdict(False, Sentence("the plebiscite was unfavourable (%(reasons)s): no bill is drafted and the case is to "
+                                  "be archived (Art. 16 par. ún.)", reasons=Listing(reasons, "; ")), {"reasons": reasons})
 
 
 @condition("art-23-bills-sent")
 def art_23_bills_sent(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 23 I-IV: the Mayor sent each of the four bills."""
     unsent = [item for item in PREFECT_BILLS if item not in case.bills]
-    return Verdict(not unsent, f"not yet sent: {', '.join(unsent)}" if unsent else "every Art. 23 bill was sent",
+    return Verdict(not unsent, Sentence("not yet sent: %(unsent)s", unsent=Listing(unsent)) if unsent else
+                   Term("every Art. 23 bill was sent"),
                    {"unsent": unsent})
 
 
@@ -125,7 +135,8 @@ def art_23_bills_sent(case: Case, statute: Statute, on: date) -> Verdict:
 def art_40_communication_due(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 40: a communication of the creation or installation is due and not yet sent."""
     due = [c for c in case._communications_due(statute) if c not in case.communications]
-    return Verdict(bool(due), f"due: {', '.join(due)}" if due else "no Art. 40 communication is due at this point",
+    return Verdict(bool(due), Sentence("due: %(due)s", due=Listing(due)) if due else
+                   Term("no Art. 40 communication is due at this point"),
                    {"due": due})
 
 
@@ -133,5 +144,6 @@ def art_40_communication_due(case: Case, statute: Statute, on: date) -> Verdict:
 def case_concluded(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 19-26, 40: the case was concluded, every obligation after the installation closed."""
     if case.concluded_on is None:
-        return Verdict(False, "the case is not concluded")
-    return Verdict(True, f"case {case.number} was concluded on {case.concluded_on.isoformat()}")
+        return Verdict(False, Term("the case is not concluded"))
+    return Verdict(True, Sentence("case %(number)s was concluded on %(on)s", number=case.number,
+                                 on=case.concluded_on.isoformat()))

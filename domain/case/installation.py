@@ -11,7 +11,7 @@ from __future__ import annotations
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
 from domain.case.kinds import DISTRICT_KINDS, INSTALLATION_DEADLINES, NEW_MUNICIPALITY_KINDS, PREFECT_BILLS
-from domain.errors import ActOutOfOrderError, InvalidActError
+from domain.errors import ActOutOfOrderError, InvalidActError, Listing, Sentence, Term
 from domain.names import normalise_name
 from domain.parameters import Statute
 
@@ -25,8 +25,10 @@ class Installation:
         size = ctx.statute.in_force("art-20.administrator-list-size", ctx.occurred_on)
         distinct = list({normalise_name(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
         if not size.holds(len(distinct)) or len(distinct) != len(names):
-            raise refuse("art-20", f"the list must hold {size.comparison_words} {size.value} distinct names; "
-                         f"{len(distinct)} distinct of {len(names)} were sent", required=size.value, found=len(distinct))
+            raise refuse("art-20", Sentence("the list must hold %(comparison)s %(required)s distinct names; %(distinct)s "
+                                            "distinct of %(sent)s were sent", comparison=size.comparison_words,
+                                            required=size.value, distinct=len(distinct), sent=len(names)),
+                         required=size.value, found=len(distinct))
         self._record(self.AdministratorListSent, ctx, article="art-20", rule_versions={size.id: size.version},
                      names=distinct)
 
@@ -35,8 +37,8 @@ class Installation:
         self._admit(ctx, "administrator-appointed")
         chosen = {normalise_name(n): n for n in self.administrator_list}.get(normalise_name(administrator))
         if chosen is None:
-            raise refuse("art-20", f"{administrator!r} is not on the Governor's list "
-                         f"({', '.join(self.administrator_list)})")
+            raise refuse("art-20", Sentence("%(administrator)r is not on the Governor's list (%(names)s)",
+                                            administrator=administrator, names=Listing(self.administrator_list)))
         self._record(self.AdministratorAppointed, ctx, article="art-20", administrator=chosen)
 
     def install(self, ctx: ActContext, calendar: Calendar, *, mayor: str, vice_mayor: str,
@@ -78,10 +80,13 @@ class Installation:
     def submit_prefect_bill(self, ctx: ActContext, *, item: str, bill: str) -> None:
         """Art. 23 I-IV: the Mayor sends the budget, organisation, civil-service and staff bills."""
         if item not in PREFECT_BILLS:
-            raise InvalidActError("item", f"{item!r} is not one of {', '.join(PREFECT_BILLS)}")
+            raise InvalidActError("item", Sentence(
+                "%(item)r is not one of %(items)s",
+                item=item, items=Listing(PREFECT_BILLS)))
         self._admit(ctx, "prefect-bill-submitted")
         if item in self.bills:
-            raise ActOutOfOrderError(item, f"the {item} bill was already sent on {self.bills[item]['on'].isoformat()}")
+            raise ActOutOfOrderError(item, Sentence("the %(item)s bill was already sent on %(on)s", item=item,
+                                                    on=self.bills[item]["on"].isoformat()))
         self._record(self.PrefectBillSubmitted, ctx, article=item, item=item, bill=bill)
         self._close_deadline(ctx, PREFECT_BILLS[item], "prefect-bill-submitted")
         self._conclude_if_done(ctx)
@@ -104,10 +109,12 @@ class Installation:
         self._admit(ctx, "district-communication-sent" if self.kind in DISTRICT_KINDS else "communication-sent")
         expected = self.communications_due(ctx)
         if f"{subject}:{recipient}" not in expected:
-            raise InvalidActError("recipient", f"{subject}:{recipient} is not an Art. 40 communication of this "
-                                  f"case at this point ({', '.join(expected) or 'none due'})")
+            raise InvalidActError("recipient", Sentence(
+                "%(subject)s:%(recipient)s is not an Art. 40 communication of this case at this point (%(due)s)",
+                subject=subject, recipient=recipient, due=Listing(expected) or Term("none due")))
         if f"{subject}:{recipient}" in self.communications:
-            raise ActOutOfOrderError("art-40", f"the {subject} was already communicated to {recipient}")
+            raise ActOutOfOrderError("art-40", Sentence("the %(subject)s was already communicated to %(recipient)s",
+                                                        subject=subject, recipient=recipient))
         self._record(self.CommunicationSent, ctx, article="art-40", subject=subject, recipient=recipient,
                      document=document)
         self._conclude_if_done(ctx)
@@ -134,4 +141,6 @@ class Installation:
 
     def _origin(self, origin: str) -> None:
         if origin not in self.municipalities:
-            raise InvalidActError("origin", f"{origin} is not an origin municipality of this case")
+            raise InvalidActError("origin", Sentence(
+                "%(origin)s is not an origin municipality of this case",
+                origin=origin))

@@ -15,7 +15,7 @@ from typing import Any
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
 from domain.case.kinds import BOOLEAN_ITEMS, FINDING_ITEMS
-from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError
+from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError, Listing, Sentence, Term
 from domain.rules import ART_4_FIGURES, ART_4_ITEMS, Judgement, amount, judge_figures, whole
 
 
@@ -28,7 +28,8 @@ class Instruction:
         competence = ctx.statute.in_force("competence.finding", ctx.occurred_on).value
         bodies = {b for roles in competence.values() for b in roles}
         if body not in bodies:
-            raise InvalidActError("body", f"{body!r} is not a competent body ({', '.join(sorted(bodies))})")
+            raise InvalidActError("body", Sentence("%(body)r is not a competent body (%(bodies)s)", body=body,
+                                                    bodies=Listing(sorted(bodies))))
         requisition = f"R{len(self.requisitions) + 1}"
         self._record(self.RequisitionIssued, ctx, article="art-10", requisition=requisition, body=body,
                      items=list(items))
@@ -39,9 +40,11 @@ class Instruction:
         self._admit(ctx, "requisition-received")
         entry = self._requisition(requisition)
         if entry["received_on"] is not None:
-            raise ActOutOfOrderError("art-10", f"requisition {requisition} was received on {entry['received_on']}")
+            raise ActOutOfOrderError("art-10", Sentence("requisition %(requisition)s was received on %(on)s",
+                                                        requisition=requisition, on=str(entry["received_on"])))
         if ctx.actor.role not in ("assembly-mesa", entry["body"]):
-            raise refuse("art-10", f"the receipt of {requisition} is recorded by the Mesa or by {entry['body']}")
+            raise refuse("art-10", Sentence("the receipt of %(requisition)s is recorded by the Mesa or by %(body)s",
+                                            requisition=requisition, body=entry["body"]))
         self._record(self.RequisitionReceived, ctx, article="art-10", requisition=requisition)
         self._open_deadline(ctx, calendar, "requisition-answer", key=f"requisition-answer:{requisition}",
                             who=entry["body"])
@@ -67,7 +70,8 @@ class Instruction:
         step = self._admit(ctx, "finding-recorded")  # its competence is judged by item, below
         allowed = FINDING_ITEMS.get(self.kind, ())
         if item not in allowed:
-            raise InvalidActError("item", f"{item!r} is not a finding of a {self.kind} case ({', '.join(allowed)})")
+            raise InvalidActError("item", Sentence("%(item)r is not a finding of a %(kind)s case (%(allowed)s)", item=item,
+                                                    kind=Term(self.kind), allowed=Listing(allowed)))
         competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
         # The refusal cites the article that gives this kind's findings to their bodies, the lifecycle step's
         # (Art. 4 par. ún. for a municipality, Art. 32 for a district), not the competence table's own.
@@ -110,17 +114,18 @@ class Instruction:
         missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
                     if "art-4-VI" in self.findings and body not in self.findings["art-4-VI"]]
         if missing:
-            raise refuse("art-4-par-unico", f"findings missing: {', '.join(missing)}", missing=missing)
+            raise refuse("art-4-par-unico", Sentence("findings missing: %(missing)s", missing=Listing(missing)),
+                         missing=missing)
         figures = {figure: self._finding(item)["value"] for item, figure in ART_4_FIGURES.items()}
         tax = self._finding("art-4-III")["state_tax_revenue"]
-        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, "the new municipality")
+        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, Term("the new municipality"))
         for item in BOOLEAN_ITEMS[:2]:
             verdicts[item] = all(f["holds"] for f in self.findings[item].values())
             if not verdicts[item]:
-                judgement.reasons.append(f"{item}: the finding does not hold")
+                judgement.said.append(Sentence("%(item)s: the finding does not hold", item=item))
         failed = [item for item, ok in verdicts.items() if not ok]
         if failed:
-            raise refuse(failed[0], "; ".join(judgement.reasons), verdicts=verdicts)
+            raise refuse(failed[0], Listing(judgement.said, "; "), verdicts=verdicts)
         remainders = self._art_5_remainders(ctx, origin_figures, judgement)
         self._record(self.RequirementsVerified, ctx, article="art-5", rule_versions=judgement.versions,
                      verdicts=verdicts, remainders=remainders)
@@ -136,19 +141,23 @@ class Instruction:
             left = {figure: _remainder(known.get(figure), portions[figure]) for figure in portions}
             unknown = [figure for figure, value in left.items() if value is None]
             if unknown:
-                raise refuse("art-5", f"the {', '.join(unknown)} of origin {origin} on {ctx.occurred_on.isoformat()} "
-                             f"is not known in the registry (or the area's share has no finding); record it "
-                             f"before judging Art. 5", origin=origin, unknown=unknown)
-            verdicts = judge_figures(ctx.statute, ctx.occurred_on, left, tax, judgement, f"origin {origin} would keep")
+                raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the registry "
+                                             "(or the area's share has no finding); record it before judging Art. 5",
+                                             unknown=Listing(unknown), origin=origin, on=ctx.occurred_on.isoformat()),
+                             origin=origin, unknown=unknown)
+            verdicts = judge_figures(ctx.statute, ctx.occurred_on, left, tax, judgement,
+                                     Sentence("origin %(origin)s would keep", origin=origin))
             remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
             if not all(verdicts.values()):
-                raise refuse("art-5", f"creating this municipality would make origin {origin} lose the Art. 4 "
-                             f"requirements: {'; '.join(judgement.reasons)}", origin=origin, remainder=remainders[origin])
+                raise refuse("art-5", Sentence("creating this municipality would make origin %(origin)s lose the Art. 4 "
+                                             "requirements: %(reasons)s", origin=origin, reasons=Listing(judgement.said, "; ")),
+                             origin=origin, remainder=remainders[origin])
         return remainders
 
     def _requisition(self, requisition: str) -> dict[str, Any]:
         if requisition not in self.requisitions:
-            raise InvalidActError("requisition", f"no requisition {requisition!r} in case {self.number}")
+            raise InvalidActError("requisition", Sentence("no requisition %(requisition)r in case %(number)s",
+                                                           requisition=requisition, number=self.number))
         return self.requisitions[requisition]
 
     def _finding(self, item: str) -> dict[str, Any]:
@@ -168,7 +177,7 @@ class Instruction:
         """Validate a finding's figures: whole counts, decimal revenue, a per-origin breakdown that adds up."""
         if item in BOOLEAN_ITEMS:
             if not isinstance(value, bool):
-                raise InvalidActError("value", f"the {item} finding is yes (true) or no (false)")
+                raise InvalidActError("value", Sentence("the %(item)s finding is yes (true) or no (false)", item=item))
             return value, {}, None
         parse = (lambda v, f: amount(v, f)) if item == "art-4-III" else whole
         value = parse(value, "value")
@@ -181,11 +190,12 @@ class Instruction:
             if not by_origin and len(origins) == 1:
                 by_origin = {origins[0]: value}
             if sorted(by_origin) != sorted(origins):
-                raise InvalidActError("by_origin", f"give the share of each origin ({', '.join(origins)})")
+                raise InvalidActError("by_origin", Sentence("give the share of each origin (%(origins)s)",
+                                                             origins=Listing(origins)))
             by_origin = {code: parse(v, f"by_origin.{code}") for code, v in by_origin.items()}
             if sum(by_origin.values()) != value:
-                raise InvalidActError("by_origin", f"the origins' shares add up to {sum(by_origin.values())}, "
-                                      f"not {value}")
+                raise InvalidActError("by_origin", Sentence("the origins' shares add up to %(sum)s, not %(value)s",
+                                                             sum=str(sum(by_origin.values())), value=str(value)))
         else:
             by_origin = {}
         return value, by_origin, tax

@@ -16,7 +16,7 @@ from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
 from domain.case.kinds import BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS
 from domain.case.opening import federal_gate
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.names import ToponymList, normalise_name
 from domain.rules import (
     ART_4_FIGURES, Judgement, check_district_law_date, check_name, judge_extinction_request, judge_figures,
@@ -79,7 +79,8 @@ class Law:
         if not (name or "").strip():
             raise refuse("art-17-I", "the law names the new municipality")
         if seat and normalise_name(seat) != normalise_name(name or ""):
-            raise refuse("art-17-I", f"the name must be that of the seat ({seat}), not {name}")
+            raise refuse("art-17-I", Sentence("the name must be that of the seat (%(seat)s), not %(name)s", seat=seat,
+                                              name=name))
         if not limits.strip():
             raise refuse("art-17-II", "the law states the municipality's limits")
         if not comarca.strip():
@@ -92,8 +93,8 @@ class Law:
         if self.kind == "creation":
             origin = seat_origin or (self.municipalities[0] if len(self.municipalities) == 1 else None)
             if origin not in self.municipalities:
-                raise InvalidActError("seat_origin", f"name the origin municipality of the seat "
-                                      f"({', '.join(self.municipalities)})")
+                raise InvalidActError("seat_origin", Sentence("name the origin municipality of the seat (%(origins)s)",
+                                                              origins=Listing(self.municipalities)))
             return {"municipality": origin, "article": "art-21-I"}
         revenues = {code: origin_figures.get(code, {}).get("revenue") for code in self.municipalities}
         unknown = [code for code, value in revenues.items() if value is None]
@@ -107,9 +108,10 @@ class Law:
         """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law."""
         closed_since, versions = federal_gate(ctx, self.kind)
         if closed_since is not None:
-            raise refuse("cf-art-18-par-4", f"since {closed_since.isoformat()} a {self.kind} law needs "
-                         f"the period of a federal complementary law, and none is open on "
-                         f"{ctx.occurred_on.isoformat()} (EC 15/1996; STF ADPF 819)",
+            raise refuse("cf-art-18-par-4", Sentence(
+                "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on %(on)s "
+                "(EC 15/1996; STF ADPF 819)", since=closed_since.isoformat(), kind=Term(self.kind),
+                on=ctx.occurred_on.isoformat()),
                          gate_since=closed_since.isoformat())
         return versions
 
@@ -120,13 +122,14 @@ class Law:
         missing += [f"art-31-III ({body})" for body in ("pge", "sectma")
                     if "art-31-III" in self.findings and body not in self.findings["art-31-III"]]
         if missing:
-            raise refuse("art-32", f"findings missing: {', '.join(missing)}", missing=missing)
-        for item, parameter_id, what in (("art-31-I", "art-31-I.buildings", "buildings"),
-                                         ("art-31-II", "art-31-II.population", "inhabitants")):
+            raise refuse("art-32", Sentence("findings missing: %(missing)s", missing=Listing(missing)), missing=missing)
+        for item, parameter_id, what in (("art-31-I", "art-31-I.buildings", Term("buildings")),
+                                         ("art-31-II", "art-31-II.population", Term("inhabitants"))):
             rule = judgement.use(ctx.statute.in_force(parameter_id, ctx.occurred_on))
             found = self._finding(item)["value"]
             if not rule.holds(found):
-                raise refuse(item, f"the district has {found} {what}; {rule.comparison_words} {rule.value} are required",
+                raise refuse(item, Sentence("the district has %(found)s %(what)s; %(comparison)s %(required)s are required",
+                                            found=found, what=what, comparison=rule.comparison_words, required=rule.value),
                              required=rule.value, found=found)
         if not all(f["holds"] for f in self.findings["art-31-III"].values()):
             raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
@@ -135,9 +138,10 @@ class Law:
     def _judge_extinction(self, ctx: ActContext) -> tuple[list[str], dict[str, str]]:
         """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II)."""
         if self.extinction_request is None or not self.extinction_request["holds"]:
-            raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified "
-                         "by the TRE" + ("" if self.extinction_request is None else
-                                         f" ({self.extinction_request['figures']})"))
+            if self.extinction_request is None:
+                raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified by the TRE")
+            raise refuse("art-37-II", Sentence("the request of two thirds of the registered voters is not certified by "
+                                               "the TRE (%(figures)s)", figures=str(self.extinction_request["figures"])))
         judgement = Judgement(holds=True)
         figures = {figure: self._finding(item)["value"] if item in self.findings else None
                    for item, figure in ART_4_FIGURES.items()}
@@ -167,6 +171,6 @@ def _reintegration(shares: dict[str, Any]) -> dict[str, str]:
         raise refuse("art-37-par-unico", "the law states the origin(s) the territory returns to, with shares")
     parsed = {code: Fraction(str(value)) for code, value in shares.items()}
     if sum(parsed.values()) != 1 or any(v <= 0 for v in parsed.values()):
-        raise refuse("art-37-par-unico", f"the reintegration shares must be positive and add up to 1, "
-                     f"not {sum(parsed.values())}")
+        raise refuse("art-37-par-unico", Sentence("the reintegration shares must be positive and add up to 1, not %(sum)s",
+                                                  sum=str(sum(parsed.values()))))
     return {code: str(value) for code, value in parsed.items()}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.acts import ActContext, refuse, require_legal_date
 from domain.case.kinds import DISTRICT_KINDS, KINDS, MUNICIPAL_KINDS, case_id_for
-from domain.errors import InvalidActError
+from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.lifecycle import lifecycle_of
 from domain.rules import ART_4_ITEMS, amount, check_signatures
 
@@ -36,14 +36,15 @@ class Opening:
         require_legal_date(ctx, None)
         statute, day = ctx.statute, ctx.occurred_on
         if kind not in KINDS:
-            raise InvalidActError("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+            raise InvalidActError("kind", Sentence("%(kind)r is not one of %(kinds)s", kind=kind, kinds=Listing(KINDS)))
         opening = lifecycle_of(statute, kind, day).opening
         article = opening.article
         areas, signatures, documents = list(areas or []), list(signatures or []), dict(documents or {})
         municipalities = list(dict.fromkeys(municipalities))
         for code in municipalities + ([receiving] if receiving else []):
             if code not in existing:
-                raise InvalidActError("municipalities", f"{code} is not a municipality of the registry")
+                raise InvalidActError("municipalities", Sentence("%(code)s is not a municipality of the registry",
+                                                                  code=code))
         versions: dict[str, str] = {}
         if kind in DISTRICT_KINDS:
             ctx.require_competent(opening.act, article, municipality=municipalities[0] if municipalities else None)
@@ -68,8 +69,9 @@ class Opening:
             if initiator != "voters" and kind == "creation":
                 missing = [item for item in ART_4_ITEMS if not str(documents.get(item, "")).strip()]
                 if missing:
-                    raise refuse("art-9", f"a {initiator}'s initiative must come with the Art. 4 documents; "
-                                 f"missing: {', '.join(missing)}", missing=missing)
+                    raise refuse("art-9", Sentence("a %(initiator)s's initiative must come with the Art. 4 documents; "
+                                                   "missing: %(missing)s", initiator=Term(initiator), missing=Listing(missing)),
+                                 missing=missing)
         closed_since, gate_versions = federal_gate(ctx, kind)
         versions.update(gate_versions)
         impediments = [] if closed_since is None else [{
@@ -139,21 +141,26 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
         raise InvalidActError("municipalities", "a fusion joins two or more municipalities (Art. 1 §3)")
     if kind in ("incorporation", "dismemberment"):
         if len(municipalities) != 1 or not receiving or receiving in municipalities:
-            raise InvalidActError("receiving", f"a {kind} names one origin and a different receiving municipality")
+            raise InvalidActError("receiving", Sentence("a %(kind)s names one origin and a different receiving "
+                                                          "municipality", kind=Term(kind)))
     elif receiving:
-        raise InvalidActError("receiving", f"a {kind} case has no receiving municipality")
+        raise InvalidActError("receiving", Sentence("a %(kind)s case has no receiving municipality", kind=Term(kind)))
     if kind in ("creation", "dismemberment"):
         if not areas:
-            raise InvalidActError("areas", f"a {kind} petition describes the area taken from each origin")
+            raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from each origin",
+                                                  kind=Term(kind)))
         # Art. 1-III: a dismemberment may also move a parcel of the receiving municipality to the origin (an
         # exchange); the dispensation and the registry then go by each municipality's net area.
         givers = municipalities + ([receiving] if kind == "dismemberment" and receiving else [])
-        which = "the origin or the receiving municipality" if len(givers) > len(municipalities) else "an origin"
+        which = (Term("the origin or the receiving municipality") if len(givers) > len(municipalities) else
+                 Term("an origin"))
         for area in areas:
             if str(area.get("municipality")) not in givers:
-                raise InvalidActError("areas[].municipality", f"{area.get('municipality')} is not {which}")
+                raise InvalidActError("areas[].municipality", Sentence("%(municipality)s is not %(which)s",
+                                                                        municipality=area.get("municipality"), which=which))
         if not any(str(area.get("municipality")) in municipalities for area in areas):
-            raise InvalidActError("areas", f"a {kind} petition describes the area taken from its origin")
+            raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from its origin",
+                                                  kind=Term(kind)))
 
 
 def federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.acts import ActContext, refuse, require_date
 from domain.calendar import Calendar
-from domain.errors import ActOutOfOrderError, InvalidActError
+from domain.errors import ActOutOfOrderError, InvalidActError, Listing, Sentence
 from domain.rules import judge_council, judge_dispensation, judge_plebiscite, whole
 
 
@@ -26,7 +26,8 @@ class Plebiscite:
                               yes_votes: Any) -> None:
         """Art. 28, 29, 30: each interested council's legislative decree, approved by absolute majority."""
         if municipality not in self._territories():
-            raise InvalidActError("municipality", f"{municipality} is not a municipality of this case")
+            raise InvalidActError("municipality", Sentence("%(municipality)s is not a municipality of this case",
+                                                              municipality=municipality))
         article = self._admit(ctx, "council-decree-recorded", municipality=municipality).article
         judgement = judge_council(ctx.statute, ctx.occurred_on, article, seats, yes_votes)
         self._record(self.CouncilDecreeRecorded, ctx, article=article, rule_versions=judgement.versions,
@@ -42,7 +43,7 @@ class Plebiscite:
         net = self._net_areas()
         judgement = judge_dispensation(ctx.statute, ctx.occurred_on, self.kind, net, areas_km2, names)
         if not judgement.holds:
-            raise refuse("art-1-I", "; ".join(judgement.reasons), figures=judgement.figures)
+            raise refuse("art-1-I", Listing(judgement.said, "; "), figures=judgement.figures)
         self._record(self.PlebisciteDispensed, ctx, article="art-1-I", rule_versions=judgement.versions,
                      justification=justification, figures=judgement.figures)
 
@@ -73,16 +74,18 @@ class Plebiscite:
         """Art. 13, 30 par. ún.: the TRE homologates; favourable only if every population's vote is."""
         self._admit(ctx, "plebiscite-result-homologated")
         if not (self.plebiscite["scheduled_for"] <= require_date("voted_on", voted_on) <= ctx.occurred_on):
-            raise InvalidActError("voted_on", f"the vote falls between the scheduled date "
-                                  f"{self.plebiscite['scheduled_for'].isoformat()} and the homologation")
+            raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and the homologation",
+                                                          scheduled=self.plebiscite["scheduled_for"].isoformat()))
         expected = self.municipalities if self.kind == "fusion" else ["area"]
         if sorted(populations) != sorted(expected):
-            raise InvalidActError("populations", f"results are given for {', '.join(expected)}")
+            raise InvalidActError("populations", Sentence(
+                "results are given for %(expected)s",
+                expected=Listing(expected)))
         judgements = {label: judge_plebiscite(ctx.statute, ctx.occurred_on, populations[label], label)
                       for label in expected}
         versions = {k: v for j in judgements.values() for k, v in j.versions.items()}
         favourable = all(j.holds for j in judgements.values())
-        reasons = [r for j in judgements.values() for r in j.reasons]
+        reasons = [r for j in judgements.values() for r in j.reasons]  # recorded in English, as decided
         seat = None
         if self.kind == "fusion":
             seat = _chosen_seat(seat_votes or {})
@@ -141,5 +144,5 @@ def _chosen_seat(seat_votes: dict[str, Any]) -> str:
     best = max(votes.values())
     winners = [seat for seat, v in votes.items() if v == best]
     if len(winners) > 1:
-        raise refuse("art-30", f"the seat vote is tied between {', '.join(winners)}")
+        raise refuse("art-30", Sentence("the seat vote is tied between %(winners)s", winners=Listing(winners)))
     return winners[0]
