@@ -5,9 +5,10 @@ compared; a malformed request adds `errors`, field by field. Werkzeug's headers 
 `WWW-Authenticate` on 401) are kept. Nothing here records anything: an error means nothing was recorded.
 
 `title` and `detail` are in Portuguese when the request's `Accept-Language` prefers it (api/i18n.py), English
-otherwise; `type`, `article`, `field` and the keys of `errors` and `figures` never change. A sentence of the
-domain is translated when the catalogue has it (the fixed ones do); one built from the request's values (most
-refusals under the law) stays in English, after a translated `title`.
+otherwise; `type`, `article`, `field` and the keys of `errors` and `figures` never change. A refusal of the domain
+is a `Sentence` (domain/errors.py): its template is given to the catalogue and the translation filled with the
+same values (its terms translated too, whole numbers grouped as the language writes them); a field's message
+(marshmallow's or api/fields.py's) is matched to the template it was made from and translated the same way.
 """
 
 from __future__ import annotations
@@ -19,18 +20,19 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Flask, Response
-from flask_babel import gettext as _
+from flask_babel import format_decimal, gettext as _
 from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
 
+from api.i18n import field_message
 from domain.application import ConcurrentActError
 from audit.documents import DocumentAlteredError, DocumentNotFoundError
 from audit.service import NotSignedError
 from audit.verify import StoreEmptyError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
-    InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, StaleVersionError,
-    StatuteAmendmentError,
+    InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, Sentence, StaleVersionError,
+    StatuteAmendmentError, sentence,
 )
 
 PROBLEM_JSON = "application/problem+json"
@@ -104,12 +106,27 @@ def http_exception_problem(error: HTTPException) -> Response:
     detail = _known(detail) if detail in (error.description, HTTPStatus(status).phrase) else detail
     field = None
     if errors and status == 422:
-        errors = _encodable(errors)
+        errors = _encodable(_field_messages(errors))
         detail = _("the request is malformed: %(fields)s", fields=_summary(errors))
         field = _first_field(errors)
     headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
     headers.update(data.get("headers") or {})
     return problem(status, detail, errors=errors or None, field=field, headers=headers)
+
+
+def _field_messages(value: Any) -> Any:
+    """marshmallow's nested messages, each in the request's language."""
+    if isinstance(value, dict):
+        return {k: _field_messages(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_field_messages(v) for v in value]
+    return field_message(value) if isinstance(value, str) else value
+
+
+def say(message: str | Sentence) -> str:
+    """A sentence of the domain in the request's language: its template and terms through the catalogue, its
+    whole numbers as the language groups them (`1,000`, `1.000`), codes and figures as they are."""
+    return sentence(message).render(_known, format_decimal)
 
 
 def _encodable(value: Any) -> Any:
@@ -157,7 +174,7 @@ def _known(sentence: str) -> str:
 def _legal(status: int, kind: str) -> Any:
     def handle(error: LegalRuleError) -> Response:
         figures = {k: v for k, v in error.figures.items() if k != "competent"}
-        return problem(status, f"{error.article}: {_known(error.message)}", kind=kind, article=error.article,
+        return problem(status, f"{error.article}: {say(error.sentence)}", kind=kind, article=error.article,
                        figures=figures or None,
                        competent=error.figures.get("competent"))
     return handle
@@ -170,28 +187,28 @@ def register(app: Flask) -> None:
     app.register_error_handler(RuleNotInForceError, _legal(422, "rule-not-in-force"))
     app.register_error_handler(LegalRuleError, _legal(422, "refused-under-the-law"))
     app.register_error_handler(StatuteAmendmentError, lambda e: problem(
-        422, str(e), kind="statute-amendment-refused", field=e.field, errors=e.problems))
+        422, f"{e.field}: {say(e.sentence)}", kind="statute-amendment-refused", field=e.field,
+        errors={key: [say(m) for m in messages] for key, messages in e.sentences.items()}))
     app.register_error_handler(InvalidActError, lambda e: problem(
-        422, f"{e.field}: {_known(e.message)}", kind="invalid-act", field=e.field,
-        errors={e.field: [_known(e.message)]}))
+        422, f"{e.field}: {say(e.sentence)}", kind="invalid-act", field=e.field, errors={e.field: [say(e.sentence)]}))
     app.register_error_handler(CaseNotFoundError, lambda e: problem(
         404, _(e.template, **e.values), kind="case-not-found"))
     app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(
-        422, str(e), kind="municipality-not-found"))
+        422, say(e.sentence), kind="municipality-not-found"))
     app.register_error_handler(StaleVersionError, lambda e: problem(
         412, _("If-Match: expected version %(expected)s, the case is at version %(actual)s; read the case again "
                "and decide on its current version", expected=e.expected, actual=e.actual), kind="stale-version",
         field="If-Match"))
     app.register_error_handler(AuthenticationError, lambda e: problem(
-        401, _known(str(e)), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
+        401, say(e.sentence), kind="unauthenticated", headers={"WWW-Authenticate": 'Bearer realm="tramita"'}))
     app.register_error_handler(IdempotencyKeyReusedError, lambda e: problem(
-        422, str(e), kind="idempotency-key-reused", field="Idempotency-Key"))
-    app.register_error_handler(ConcurrentActError, lambda e: problem(409, _known(str(e)), kind="concurrent-act"))
+        422, say(e.sentence), kind="idempotency-key-reused", field="Idempotency-Key"))
+    app.register_error_handler(ConcurrentActError, lambda e: problem(409, say(e.sentence), kind="concurrent-act"))
     app.register_error_handler(NotSignedError, lambda e: problem(404, _known(str(e)), kind="not-signed"))
     app.register_error_handler(StoreEmptyError, lambda e: problem(404, _known(str(e)), kind="store-empty"))
     app.register_error_handler(DocumentNotFoundError, lambda e: problem(
-        404, f"nenhum documento {e} citado por um ato ou enviado com este token", kind="document-not-found",
-        field="sha256"))
+        404, _("no document %(sha256)s cited by an act or sent with this token", sha256=str(e)),
+        kind="document-not-found", field="sha256"))
     app.register_error_handler(DocumentAlteredError, _altered_document)
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
@@ -201,8 +218,8 @@ def _altered_document(error: DocumentAlteredError) -> Response:
     """A stored document whose bytes no longer give its SHA-256 (or its size or type): never served; logged, and
     raised as a system alert by the store's service (audit/documents.py)."""
     log.error("document altered: %s", error)
-    return problem(500, f"documento alterado: {error.sha256}: {error.why}; o arquivo guardado não é servido, e um "
-                   "alerta foi registrado", kind="document-altered", field="sha256")
+    return problem(500, _("document altered: %(sha256)s: %(why)s; the stored file is not served, and an alert was "
+                          "recorded", sha256=error.sha256, why=error.why), kind="document-altered", field="sha256")
 
 
 def _unexpected(error: Exception) -> Response:

@@ -50,6 +50,22 @@ _DECIMAL_TEXT = re.compile(rf"-?[0-9]{{1,{MAX_INTEGER_DIGITS}}}(\.[0-9]{{1,{MAX_
 _SHARE_TEXT = re.compile(r"[0-9]{1,9}(/0{0,8}[1-9][0-9]{0,8}|\.[0-9]{1,9})?")  # never a zero denominator
 
 
+#: The messages of these fields, `str.format` templates (api/i18n.py translates them, values kept).
+CHARACTER_REFUSED = "holds the character {character} at position {position}, which has no place in this field"
+DAY_OUTSIDE = "{day} is outside {earliest} .. {latest}"
+NOT_A_COUNT = "Not a whole number from 0 to {most}."
+NOT_A = "Not {what}."
+NOT_A_WITHIN = "Not {what} from {minimum} to {maximum}."
+NOT_A_DECIMAL = ("Not a decimal as text: digits with at most one point (at most {before} before it and {after} "
+                 "after), e.g. \"420.5\".")
+#: The words a `{what}` above is filled with.
+WHATS = ("a number", 'a share: a fraction ("1/3") or a decimal ("0.5") as text, or a number')
+MESSAGES = (CHARACTER_REFUSED, DAY_OUTSIDE, NOT_A_COUNT, NOT_A, NOT_A_WITHIN, NOT_A_DECIMAL,
+            "Not a valid date: give YYYY-MM-DD.",
+            "Not a valid moment: give ISO 8601 with a time zone, e.g. 2026-04-01T00:00:00Z.",
+            "Not a valid moment: no such day, time or time zone.", "Not a number.")
+
+
 class Characters(validate.Regexp):
     """No character of a class (documented as the OpenAPI `pattern`); the error names the first one found."""
 
@@ -60,8 +76,8 @@ class Characters(validate.Regexp):
     def __call__(self, value: str) -> str:
         found = self.forbidden.search(value)
         if found is not None:
-            raise ValidationError(f"holds the character U+{ord(found.group()):04X} at position {found.start()}, "
-                                  "which has no place in this field")
+            raise ValidationError(CHARACTER_REFUSED.format(character=f"U+{ord(found.group()):04X}",
+                                                           position=found.start()))
         return value
 
 
@@ -95,7 +111,8 @@ def FreeText(**kwargs: Any) -> Text:  # noqa: N802
 
 def _within_days(day: date) -> None:
     if not EARLIEST_DAY <= day <= LATEST_DAY:
-        raise ValidationError(f"{day.isoformat()} is outside {EARLIEST_DAY.isoformat()} .. {LATEST_DAY.isoformat()}")
+        raise ValidationError(DAY_OUTSIDE.format(day=day.isoformat(), earliest=EARLIEST_DAY.isoformat(),
+                                                 latest=LATEST_DAY.isoformat()))
 
 
 class Day(fields.Date):
@@ -138,7 +155,7 @@ class Count(fields.Integer):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
         if isinstance(value, str):
             if not _ASCII_DIGITS.fullmatch(value) or len(value) > len(str(MAX_COUNT)):
-                raise ValidationError(f"Not a whole number from 0 to {MAX_COUNT}.")
+                raise ValidationError(NOT_A_COUNT.format(most=MAX_COUNT))
             value = int(value)
         return super()._deserialize(value, attr, data, **kwargs)
 
@@ -146,10 +163,10 @@ class Count(fields.Integer):
 def _bounded_number(value: Any, minimum: int, maximum: int, what: str) -> Any:
     """A JSON number (int, float, or the Decimal of a literal too large for either) from `minimum` to `maximum`."""
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-        raise ValidationError(f"Not {what}.")
+        raise ValidationError(NOT_A.format(what=what))
     number = Decimal(value) if isinstance(value, int) else Decimal(str(value))
     if not number.is_finite() or not minimum <= number <= maximum:
-        raise ValidationError(f"Not {what} from {minimum} to {maximum}.")
+        raise ValidationError(NOT_A_WITHIN.format(what=what, minimum=minimum, maximum=maximum))
     return value
 
 
@@ -172,9 +189,7 @@ class Quantity(fields.Field):
             return value
         if isinstance(value, str):
             if not _DECIMAL_TEXT.fullmatch(value):
-                raise ValidationError(f"Not a decimal as text: digits with at most one point (at most "
-                                      f"{MAX_INTEGER_DIGITS} before it and {MAX_FRACTION_DIGITS} after), e.g. "
-                                      "\"420.5\".")
+                raise ValidationError(NOT_A_DECIMAL.format(before=MAX_INTEGER_DIGITS, after=MAX_FRACTION_DIGITS))
             return value
         return _bounded_number(value, -MAX_QUANTITY, MAX_QUANTITY, "a number")
 

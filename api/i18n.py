@@ -11,6 +11,7 @@ catalogue takes effect at the next start, with no build step. Identifiers (artic
 from __future__ import annotations
 
 import io
+import re
 import threading
 from pathlib import Path
 
@@ -96,3 +97,60 @@ def locale_name() -> str:
 
     locale = get_locale() if has_request_context() else None
     return str(locale or Locale.parse(API_LOCALE)).replace("_", "-")
+
+
+# ------------------------------------------------------------------ the refusals' words
+
+#: marshmallow's own messages as the API gives them (`str.format` templates; a Range's operator spelled out), and
+#: api/fields.py's: each is a msgid of the catalogues, its `{placeholders}` kept in the translation.
+_RANGES = [f"Must be {low} {{min}} and {high} {{max}}." for low in ("greater than or equal to", "greater than")
+           for high in ("less than or equal to", "less than")]
+_RANGES += [f"Must be {low} {{min}}." for low in ("greater than or equal to", "greater than")]
+_RANGES += [f"Must be {high} {{max}}." for high in ("less than or equal to", "less than")]
+MARSHMALLOW_MESSAGES = (
+    "Missing data for required field.", "Field may not be null.", "Invalid value.", "Unknown field.",
+    "Invalid input type.", "Not a valid list.", "Not a valid string.", "Not a valid utf-8 string.",
+    "Not a valid UUID.", "Not a valid number.", "Number too large.", "Not a valid integer.",
+    "Special numeric values (nan or infinity) are not permitted.", "Not a valid boolean.", "Not a valid date.",
+    '"{input}" cannot be formatted as a date.', "Not a valid mapping type.", "Not a valid URL.",
+    "Not a valid email address.", "Must be one of: {choices}.", "String does not match expected pattern.",
+    "Length must be between {min} and {max}.", "Length must be {equal}.", "Longer than maximum length {max}.",
+    "Shorter than minimum length {min}.", *_RANGES,
+)
+
+
+def field_messages() -> tuple[str, ...]:
+    """Every field message the API may give (marshmallow's and api/fields.py's), as templates."""
+    from api.fields import MESSAGES
+
+    return MARSHMALLOW_MESSAGES + MESSAGES
+
+
+def _pattern(template: str) -> re.Pattern[str]:
+    """The messages a template makes: its text as is, each `{value}` any text (a `{what}` one of its words)."""
+    from api.fields import WHATS
+
+    parts = re.split(r"\{(\w+)\}", template)
+    whats = "|".join(re.escape(what) for what in WHATS)
+    regex = "".join(re.escape(part) if index % 2 == 0 else f"(?P<{part}>{whats})" if part == "what" else
+                    f"(?P<{part}>.+?)" for index, part in enumerate(parts))
+    return re.compile(regex + r"\Z", re.S)
+
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = []
+
+
+def field_message(message: str) -> str:
+    """A field's message in the request's language: the template it was made from, translated, filled with the
+    same values (a `{what}` of api/fields.py translated too); a message of no known template as it is."""
+    from flask_babel import gettext
+    from api.fields import WHATS
+
+    if not _PATTERNS:
+        _PATTERNS.extend((template, _pattern(template)) for template in field_messages())
+    for template, pattern in _PATTERNS:
+        found = pattern.match(message)
+        if found is not None:
+            values = {name: gettext(value) if value in WHATS else value for name, value in found.groupdict().items()}
+            return gettext(template).format(**values)
+    return message

@@ -153,7 +153,7 @@ def test_a_changed_stored_document_is_reported_and_never_served(api):
     response = api.get(f"/documents/{sha(PDF)}")
     assert response.status_code == 500 and response.mimetype == "application/problem+json"
     problem = response.get_json()
-    assert problem["type"].endswith("/document-altered") and "documento alterado" in problem["detail"]
+    assert problem["type"].endswith("/document-altered") and "document altered" in problem["detail"]
     assert b"Katalog" not in response.data
     assert api.notifications() == before + 1  # the system alert
     api.projector.catch_up()
