@@ -16,9 +16,12 @@ every answer to its operation's list.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, time, timedelta, timezone
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,6 +120,7 @@ class SeededApi:
     def __init__(self) -> None:
         self.target: Any = create_app({"TRAMITA_DATABASE_URL": "memory://"}, clock=pinned_clock)
         self.bearer: dict[str, dict[str, str]] = {}
+        self.pristine: Path | None = None
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
         return self.target(environ, start_response)
@@ -133,17 +137,44 @@ schema = schemathesis.openapi.from_wsgi("/openapi.json", API, config=CONFIG)
 @pytest.fixture(scope="module")
 def seeded_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededApi]:
     """The demo on a SQLite file, projected, with a token per role; kept for the module (seeding takes a while)."""
-    harness = ApiHarness(f"sqlite:///{tmp_path_factory.mktemp('schemathesis') / 'tramita.sqlite'}")
+    folder = tmp_path_factory.mktemp("schemathesis")
+    harness = seeded_harness(f"sqlite:///{folder / 'tramita.sqlite'}")
     seed_demo(harness.app, say=lambda _: None)
-    harness.app.subscription_keys = SubscriptionKeys(b"schemathesis-key" * 2)  # subscriptions on
     harness.projector.catch_up()
+    pristine = folder / "pristine.sqlite"
+    with closing(sqlite3.connect(folder / "tramita.sqlite")) as source, closing(sqlite3.connect(pristine)) as copy:
+        source.backup(copy)
     empty, API.target = API.target, harness.flask
     API.bearer = {role: harness.headers(role) for role in ROLES}
+    API.pristine = pristine
     try:
         yield API
     finally:
         API.target, API.bearer = empty, {}
         harness.close()
+
+
+def seeded_harness(url: str) -> ApiHarness:
+    harness = ApiHarness(url)
+    harness.app.subscription_keys = SubscriptionKeys(b"schemathesis-key" * 2)  # subscriptions on
+    return harness
+
+
+class FreshDemo:
+    """A copy of the seeded demo as it was before any generated request, for one example of the stateful phase.
+
+    Hypothesis replays an example (to check it, to shrink it) and expects the same answers each time: the chains
+    record acts, so each example starts from its own copy of the untouched demo, with its own app and caches."""
+
+    def __init__(self, folder: Path, pristine: Path) -> None:
+        self.folder, self.pristine, self.count = folder, pristine, 0
+
+    def open(self) -> ApiHarness:
+        self.count += 1
+        path = self.folder / f"example-{self.count}.sqlite"
+        with closing(sqlite3.connect(self.pristine)) as source, closing(sqlite3.connect(path)) as copy:
+            source.backup(copy)
+        return seeded_harness(f"sqlite:///{path}")
 
 
 def test_the_openapi_document_is_valid_openapi_3_0_3_with_links_for_the_stateful_phase() -> None:
@@ -188,12 +219,25 @@ CHAIN_CONFIG = schemathesis.Config.from_dict({
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_chains_of_acts_answer_as_documented(seeded_api: SeededApi, role: str) -> None:
-    headers = seeded_api.bearer[role]
+def test_chains_of_acts_answer_as_documented(seeded_api: SeededApi, role: str, tmp_path: Path) -> None:
+    assert seeded_api.pristine is not None
+    demo = FreshDemo(tmp_path, seeded_api.pristine)
     chains = schemathesis.openapi.from_wsgi("/openapi.json", API, config=CHAIN_CONFIG)
     answered: list[tuple[str, int, str]] = []  # (operation, status, If-Match sent)
+    shared = API.target
+    headers: dict[str, str] = {}
 
     class Chains(chains.as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            self.harness = demo.open()
+            API.target = self.harness.flask
+            headers.clear()
+            headers.update(self.harness.headers(role))
+
+        def teardown(self) -> None:
+            API.target = shared
+            self.harness.close()
+
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
             return {"headers": headers}
 
@@ -206,6 +250,10 @@ def test_chains_of_acts_answer_as_documented(seeded_api: SeededApi, role: str) -
                                    excluded_checks=[positive_data_acceptance], headers=headers,
                                    transport_kwargs=kwargs or None, recorder=self.recorder)
 
-    Chains.run(settings=STATEFUL_SETTINGS)
+    try:
+        Chains.run(settings=STATEFUL_SETTINGS)
+    finally:
+        API.target = shared
+    assert demo.count >= STATEFUL_SETTINGS.max_examples  # every example began on its own copy
     # The chains did real work: a list's link led to a case that was read (the case is reached only by links).
     assert ("GET /cases/{case_ref}", 200, "") in answered, sorted(set(answered))
