@@ -68,10 +68,13 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
     }
 
 
-def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int) -> list[dict[str, Any]]:
+def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int,
+                  words: fmt.Words | None = None) -> list[dict[str, Any]]:
     """The events as rows: label, both dates, late recording, closing a deadline late, documents, and whether
-    the view (as of a date, as recorded before a moment) holds it yet."""
+    the view (as of a date, as recorded before a moment) holds it yet; with the dates, the role and the article
+    as the page writes them (`*_shown`: a timeline has hundreds of rows, written once here, not by the template)."""
     days = current_app.extensions["tramita.pages"]["late_recording_days"]
+    words = words or fmt.Words()
     rows: list[dict[str, Any]] = []
     for event in events:
         payload = event["payload"]
@@ -80,7 +83,11 @@ def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view:
         row = {**event, "label": fmt.event_label(labels, event["type"]), "late_recording": late_by > days,
                "recorded_days_after": late_by, "in_view": event["sequence"] <= in_view, "closes_late": None,
                "system": event["type"].rsplit(".", 1)[-1] in fmt.SYSTEM_EVENTS,
-               "documents": attached_documents(payload), "references": references(payload)}
+               "documents": attached_documents(payload), "references": references(payload),
+               "occurred_on_shown": words.day(event["occurred_on"]),
+               "recorded_at_shown": words.moment(event["recorded_at"]),
+               "role_shown": words.role((event.get("actor") or {}).get("role")),
+               "article_shown": words.article(event.get("article"))}
         if event["type"] == "Case.DeadlineMet" and payload.get("on_time") is False:
             row["closes_late"] = payload.get("days_late")
             for earlier in reversed(rows):  # the act that closed it is the last act before this event
