@@ -216,10 +216,10 @@ class AuditLog:
         return _leaf(rows[0]) if rows else None
 
     def leaves_of(self, aggregate_id: UUID) -> list[Leaf]:
-        rows = self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
-                                "FROM audit_leaves WHERE originator_id = ? ORDER BY originator_version",
-                                (str(aggregate_id),))
-        return [_leaf(row) for row in rows]
+        rows = self.store.query("SELECT leaf_index, notification_id, event_hash, originator_version FROM audit_leaves "
+                                "WHERE originator_id = ? ORDER BY originator_version", (str(aggregate_id),))
+        return [Leaf(int(index), int(notification), aggregate_id, int(version), event_hash)  # the id asked for
+                for index, notification, event_hash, version in rows]
 
     def leaf_rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
         """The leaf records in [start, stop) as stored: (index, notification id, aggregate id text, version, hash)."""

@@ -71,7 +71,7 @@ def cover(ranges: Iterable[tuple[int, int]]) -> set[Position]:
     """The perfect nodes the tree hashes of `ranges` are made of, each range split as `stored_subtree` splits it."""
     positions: set[Position] = set()
     seen: set[tuple[int, int]] = set()
-    pending = list(ranges)
+    pending = list(set(ranges))  # a case's proofs share most of their ranges
     while pending:
         lo, hi = pending.pop()
         if (lo, hi) in seen:
@@ -86,13 +86,14 @@ def cover(ranges: Iterable[tuple[int, int]]) -> set[Position]:
     return positions
 
 
-def stored_subtree(store: Store, fetched: dict[Position, bytes] | None = None,
-                   wanted: Collection[Position] = ()) -> merkle.Subtree:
-    """A `Subtree` over the stored perfect nodes, memoised for one read (a proof, an export, a verdict).
+def stored_subtree(store: Store, fetched: dict[Position, bytes] | None = None, wanted: Collection[Position] = (),
+                   memo: dict[tuple[int, int], bytes] | None = None) -> merkle.Subtree:
+    """A `Subtree` over the stored perfect nodes, memoised for one read (a proof, an export, a verdict) in `memo`
+    (by range).
 
     `fetched` holds nodes read beforehand for the positions `wanted`; a wanted node it lacks is missing from the
     table (ProofError when asked for), and a node nobody read beforehand is read when asked for."""
-    memo: dict[tuple[int, int], bytes] = {}
+    memo = {} if memo is None else memo
     nodes = fetched if fetched is not None else {}
 
     def node(level: int, index: int) -> bytes:
@@ -130,7 +131,10 @@ class Proofs:
         self.paths = {index: path_ranges(index, size) for index in set(leaves) if 0 <= index < size} \
             if readable else {}
         wanted = cover([(0, size), *(r for path in self.paths.values() for r in path)]) if readable else set()
-        self.subtree = stored_subtree(store, read(store, wanted), wanted)
+        fetched = read(store, wanted)
+        # every node read is the tree hash of its range: a proof takes most of its steps from here as they are
+        self.hashes = {(index << level, (index + 1) << level): digest for (level, index), digest in fetched.items()}
+        self.subtree = stored_subtree(store, fetched, wanted, self.hashes)
 
     def _require(self) -> None:
         if self.size > self.stored_size:
@@ -148,4 +152,5 @@ class Proofs:
         path = self.paths.get(index)
         if path is None:
             return merkle.inclusion_proof(index, self.size, self.subtree)
-        return [self.subtree(lo, hi) for lo, hi in path]
+        hashes, subtree = self.hashes, self.subtree
+        return [hashes.get(step) or subtree(*step) for step in path]
