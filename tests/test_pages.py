@@ -340,7 +340,8 @@ def test_an_act_is_marked_recorded_late_only_past_the_setting_s_days_after_its_l
                                                     ("en", "1992-01-08", "sole paragraph")])
 def test_the_case_file_writes_each_date_role_article_and_status_as_every_other_page_does(api, lang, day, sole):
     """The case file writes its long tables with `Words` (each word translated once per page): the same words as
-    the format functions the other pages use, in either language, however often a word is asked for."""
+    the format functions the other pages use and the same sentences as a template's _(), in either language,
+    however often a word is asked for."""
     from datetime import date, datetime, timezone
 
     from api.pages import format as fmt
@@ -361,6 +362,8 @@ def test_the_case_file_writes_each_date_role_article_and_status_as_every_other_p
             assert words.article("art-4-par-unico") == f"Art. 4, {sole}"
             assert words.gettext("closed on %(day)s", day=day) == fmt._("closed on %(day)s", day=day)
             assert words.gettext("sole paragraph") == sole
+            template = api.flask.jinja_env.from_string("{{ _('closed on %(day)s', day=d) }}")  # autoescaped
+            assert str(words.markup("closed on %(day)s", day="<i>1992</i>")) == template.render(d="<i>1992</i>")
 
 
 def test_the_deadline_axis_draws_each_deadline_with_its_status_in_words(api):

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from typing import Any
 
 from flask_babel import get_locale, gettext as _, lazy_gettext as _l
+from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
@@ -155,6 +156,11 @@ class Words:
 
     def article(self, value: str | None) -> str:
         return self._words(("article", value), article, value)
+
+    def markup(self, message: str, **variables: Any) -> Markup:
+        """A template's `_(message, **variables)` (Jinja's with autoescape): the translation taken as markup and
+        the variables escaped into it; the message translated once per page. Bound to `_`, as `gettext` is."""
+        return Markup(self._words(("gettext", message), _, message)) % variables
 
     def gettext(self, message: str, **variables: Any) -> str:
         """flask-babel's `gettext(message, **variables)`, the message translated once per page. Bound to `_` where
