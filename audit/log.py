@@ -29,7 +29,7 @@ from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
-from audit import merkle
+from audit import merkle, nodes
 from audit.notes import (
     Checkpoint, NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature,
 )
@@ -129,14 +129,14 @@ class AuditLog:
         if not notifications:
             return 0
         frontier = merkle.Frontier(self._frontier.size, self._frontier.nodes)
-        leaves, nodes = [], []
+        leaves, completed_nodes = [], []
         for notification in notifications:
             chain_hash = stored_chain_hash(self.app, notification.state)
             entry = entry_of(notification.originator_id, notification.originator_version, chain_hash)
             completed = frontier.append(merkle.leaf_hash(entry))
             leaves.append((frontier.size - 1, notification.id, str(notification.originator_id),
                            notification.originator_version, chain_hash))
-            nodes.extend(completed)
+            completed_nodes.extend(completed)
         with self.store.transaction() as tx:
             moved = tx.execute("UPDATE audit_state SET size = ?, position = ? WHERE id = 1 AND size = ? "
                                "AND position = ?", (frontier.size, notifications[-1].id, size, position))
@@ -146,7 +146,7 @@ class AuditLog:
             try:
                 tx.executemany("INSERT INTO audit_leaves (leaf_index, notification_id, originator_id, "
                                "originator_version, event_hash) VALUES (?, ?, ?, ?, ?)", leaves)
-                tx.executemany("INSERT INTO audit_nodes (level, idx, hash) VALUES (?, ?, ?)", nodes)
+                tx.executemany("INSERT INTO audit_nodes (level, idx, hash) VALUES (?, ?, ?)", completed_nodes)
             except self.store.integrity_errors as error:  # leaves beyond the recorded size: the state was rewound
                 self._frontier = None
                 raise TreeDamaged(f"the tree's state says {size} leaves but more are stored ({error})") from None
@@ -179,35 +179,18 @@ class AuditLog:
 
     def _load_frontier(self, size: int) -> merkle.Frontier:
         positions = merkle.frontier_positions(size)
-        return merkle.Frontier(size, [(level, self._node(level, index)) for level, index in positions])
+        return merkle.Frontier(size, [(level, nodes.read_one(self.store, level, i)) for level, i in positions])
 
     # ------------------------------------------------------------------ reading the tree
 
-    def _node(self, level: int, index: int) -> bytes:
-        rows = self.store.query("SELECT hash FROM audit_nodes WHERE level = ? AND idx = ?", (level, index))
-        if not rows:
-            raise merkle.ProofError(f"the stored tree has no node ({level}, {index}): it was altered or cut")
-        return bytes(rows[0][0])
-
     def reader(self) -> merkle.Subtree:
         """A `Subtree` over the stored perfect nodes, memoised for one read (a proof, an export)."""
-        memo: dict[tuple[int, int], bytes] = {}
+        return nodes.stored_subtree(self.store)
 
-        def subtree(lo: int, hi: int) -> bytes:
-            found = memo.get((lo, hi))
-            if found is not None:
-                return found
-            width = hi - lo
-            if width & (width - 1) == 0 and lo % width == 0:
-                level = width.bit_length() - 1
-                found = self._node(level, lo >> level)
-            else:
-                k = merkle.split_point(width)
-                found = merkle.node_hash(subtree(lo, lo + k), subtree(lo + k, hi))
-            memo[(lo, hi)] = found
-            return found
-
-        return subtree
+    def proofs(self, size: int, leaves: Iterable[int]) -> nodes.Proofs:
+        """The root of the tree of `size` and the inclusion proofs of `leaves` in it, every stored node they take
+        read first in a few queries (a case's verdict or export: hundreds of proofs, not a query per node)."""
+        return nodes.Proofs(self.store, self.size, size, leaves)
 
     def root(self, size: int, subtree: merkle.Subtree | None = None) -> bytes:
         if size == 0:
@@ -233,10 +216,10 @@ class AuditLog:
         return _leaf(rows[0]) if rows else None
 
     def leaves_of(self, aggregate_id: UUID) -> list[Leaf]:
-        rows = self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
-                                "FROM audit_leaves WHERE originator_id = ? ORDER BY originator_version",
-                                (str(aggregate_id),))
-        return [_leaf(row) for row in rows]
+        rows = self.store.query("SELECT leaf_index, notification_id, event_hash, originator_version FROM audit_leaves "
+                                "WHERE originator_id = ? ORDER BY originator_version", (str(aggregate_id),))
+        return [Leaf(int(index), int(notification), aggregate_id, int(version), event_hash)  # the id asked for
+                for index, notification, event_hash, version in rows]
 
     def leaf_rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
         """The leaf records in [start, stop) as stored: (index, notification id, aggregate id text, version, hash)."""

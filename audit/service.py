@@ -188,14 +188,16 @@ class Audit:
         events = self.app.events_of(case_ref)
         latest = self.log.checkpoint()
         size = latest.size if latest else 0
-        subtree = self.log.reader() if latest else None
+        logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if latest else {}
+        proofs = self.log.proofs(size, (leaf.index for leaf in logged.values() if leaf.index < size)) \
+            if latest else None
         uncovered = []
         for event in events:
             line = chain.export_document(event)
-            leaf = self.log.leaf_of(case_id, event.originator_version) if latest else None
-            if leaf is not None and leaf.index < size and subtree is not None:
+            leaf = logged.get(event.originator_version)
+            if leaf is not None and leaf.index < size and proofs is not None:
                 line["proof"] = {"leaf_index": leaf.index, "tree_size": size,
-                                 "hashes": [b64(h) for h in self.log.inclusion(leaf.index, size, subtree)]}
+                                 "hashes": [b64(h) for h in proofs.inclusion(leaf.index)]}
             else:
                 line["proof"] = None
                 uncovered.append(event.originator_version)
@@ -252,27 +254,28 @@ class Audit:
                 size = checkpoint.size
             except NoteError as error:
                 findings.append(Finding("checkpoint", f"the latest stored checkpoint does not verify: {error}"))
-        subtree = self.log.reader() if checkpoint else None
-        if checkpoint is not None and subtree is not None:
+        logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
+        proofs = self.log.proofs(size, (leaf.index for leaf in logged.values() if leaf.index < size)) \
+            if checkpoint else None
+        if proofs is not None:
             try:
-                if self.log.root(size, subtree) != checkpoint.root:
+                if proofs.root() != checkpoint.root:
                     findings.append(Finding("checkpoint", f"the stored tree's root at size {size} is not the "
                                             "signed one: the tree or the events were altered"))
             except merkle.ProofError as error:
                 findings.append(Finding("checkpoint", str(error)))
-        logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
         uncovered = 0
         for event in events:
             version, entry = event.originator_version, entry_of(case_id, event.originator_version, event.hash)
             leaf = logged.get(version)
-            covered = leaf is not None and leaf.index < size and subtree is not None
+            covered = leaf is not None and leaf.index < size and proofs is not None
             if leaf is not None and leaf.event_hash != event.hash:
                 findings.append(Finding("rewritten", f"event {version} was rewritten after it was logged",
                                         str(case_id), report["label"], version))
             elif covered:
                 try:
-                    merkle.verify_inclusion(leaf.index, size, merkle.leaf_hash(entry),
-                                            self.log.inclusion(leaf.index, size, subtree), checkpoint.root)
+                    merkle.verify_inclusion(leaf.index, size, merkle.leaf_hash(entry), proofs.inclusion(leaf.index),
+                                            checkpoint.root)
                 except merkle.ProofError:
                     findings.append(Finding("checkpoint", f"event {version} is not under the signed root",
                                             str(case_id), report["label"], version))

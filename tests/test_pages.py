@@ -336,6 +336,36 @@ def test_an_act_is_marked_recorded_late_only_past_the_setting_s_days_after_its_l
     assert (row["late_recording"], row["recorded_days_after"]) == (marked, days_after)
 
 
+@pytest.mark.parametrize(("lang", "day", "sole"), [("pt_BR", "08/01/1992", "parágrafo único"),
+                                                    ("en", "1992-01-08", "sole paragraph")])
+def test_the_case_file_writes_each_date_role_article_and_status_as_every_other_page_does(api, lang, day, sole):
+    """The case file writes its long tables with `Words` (each word translated once per page): the same words as
+    the format functions the other pages use and the same sentences as a template's _(), in either language,
+    however often a word is asked for."""
+    from datetime import date, datetime, timezone
+
+    from api.pages import format as fmt
+
+    with api.flask.test_request_context(f"/processos?lang={lang}"):
+        words = fmt.Words()
+        for _ in range(2):  # the second time from the page's memo
+            assert words.day("1992-01-08") == words.day(date(1992, 1, 8)) == fmt.day("1992-01-08") == day
+            assert words.day(None) == words.day("") == ""
+            for moment in ("1992-01-09T02:30:00+00:00", datetime(2026, 11, 30, 15, tzinfo=timezone.utc), None):
+                assert words.moment(moment) == fmt.moment(moment)
+            assert [words.role(r) for r in (*fmt.ROLES, "no-such-body", None)] == \
+                [fmt.role(r) for r in (*fmt.ROLES, "no-such-body", None)]
+            assert [words.deadline_status(s) for s in (*fmt.DEADLINE_STATUSES, None)] == \
+                [fmt.deadline_status(s) for s in (*fmt.DEADLINE_STATUSES, None)]
+            articles = ("art-4-par-unico", "art-10-par-1", "art-23-I", "art-38", "statute", None)
+            assert [words.article(a) for a in articles] == [fmt.article(a) for a in articles]
+            assert words.article("art-4-par-unico") == f"Art. 4, {sole}"
+            assert words.gettext("closed on %(day)s", day=day) == fmt._("closed on %(day)s", day=day)
+            assert words.gettext("sole paragraph") == sole
+            template = api.flask.jinja_env.from_string("{{ _('closed on %(day)s', day=d) }}")  # autoescaped
+            assert str(words.markup("closed on %(day)s", day="<i>1992</i>")) == template.render(d="<i>1992</i>")
+
+
 def test_the_deadline_axis_draws_each_deadline_with_its_status_in_words(api):
     sign_in(api.client, api.token("auditor"))
     page = api.client.get(f"/processos/{CASE_1991}").get_data(as_text=True)

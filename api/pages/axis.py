@@ -12,7 +12,6 @@ from datetime import date
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from flask_babel import gettext as _
 from markupsafe import Markup
 
 from api.pages import format as fmt
@@ -30,30 +29,32 @@ def _days(row: dict[str, Any]) -> list[date]:
     return [date.fromisoformat(row[k]) for k in ("starts_on", "due_on", "closed_on") if row.get(k)]
 
 
-def deadline_axis(rows: list[dict[str, Any]], today: date) -> Markup:
-    """The SVG of `rows` (deadlines with their status on `today`, the day of the view)."""
+def deadline_axis(rows: list[dict[str, Any]], today: date, words: fmt.Words | None = None) -> Markup:
+    """The SVG of `rows` (deadlines with their status on `today`, the day of the view), in the page's `words`."""
     if not rows:
         return Markup("")
+    words = words or fmt.Words()
+    _ = words.gettext
     days = [d for row in rows for d in _days(row)]
     if any(row["status"] in ("open", "due-soon", "missed") and not row.get("closed_on") for row in rows):
         days.append(today)
     first, last = min(days), max(days)
     height = TOP + ROW * len(rows) + 10
-    title = _("Deadlines of the case on a time axis, as of %(day)s", day=fmt.day(today))
+    title = _("Deadlines of the case on a time axis, as of %(day)s", day=words.day(today))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="axis" viewBox="0 0 {WIDTH} {height}" '
              f'role="img" aria-label={quoteattr(title)}>', f"<title>{escape(title)}</title>"]
-    parts += _ticks(first, last, height)
+    parts += _ticks(first, last, height, words)
     if first <= today <= last:
         x = _x(today, first, last)
         parts.append(f'<line class="today" x1="{x:.1f}" y1="{TOP - 12}" x2="{x:.1f}" y2="{height - 6}"/>'
-                     f'<text class="today-label" x="{x + 3:.1f}" y="{TOP - 14}">{escape(fmt.day(today))}</text>')
+                     f'<text class="today-label" x="{x + 3:.1f}" y="{TOP - 14}">{escape(words.day(today))}</text>')
     for index, row in enumerate(rows):
-        parts += _row(row, TOP + ROW * index, first, last, today)
+        parts += _row(row, TOP + ROW * index, first, last, today, words)
     parts.append("</svg>")
     return Markup("".join(parts))
 
 
-def _ticks(first: date, last: date, height: int) -> list[str]:
+def _ticks(first: date, last: date, height: int, words: fmt.Words) -> list[str]:
     span = max((last - first).days, 1)
     out = []
     for n in range(TICKS + 1):
@@ -62,28 +63,30 @@ def _ticks(first: date, last: date, height: int) -> list[str]:
         anchor = "end" if n == TICKS else "middle"  # the last label ends at the axis's end, not past it
         out.append(f'<line class="tick" x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{height - 6}"/>'
                    f'<text class="tick-label" x="{x:.1f}" y="{TOP - 22}" text-anchor="{anchor}">'
-                   f"{escape(fmt.day(day))}</text>")
+                   f"{escape(words.day(day))}</text>")
     return out
 
 
-def _row(row: dict[str, Any], y: int, first: date, last: date, today: date) -> list[str]:
+def _row(row: dict[str, Any], y: int, first: date, last: date, today: date, words: fmt.Words) -> list[str]:
     status = row["status"]
-    who = fmt.role(row.get("who"))
+    _ = words.gettext
+    who = words.role(row.get("who"))
     if row.get("municipality"):
         who += f" ({row['municipality']})"
-    words = f"{fmt.article(row.get('article'))} · {who}"
+    legend = f"{words.article(row.get('article'))} · {who}"
     middle = y + ROW / 2
     start = date.fromisoformat(row["starts_on"]) if row.get("starts_on") else first
     due = date.fromisoformat(row["due_on"]) if row.get("due_on") else None
     closed = date.fromisoformat(row["closed_on"]) if row.get("closed_on") else None
     tooltip = _("%(deadline)s: started %(start)s, due %(due)s, %(status)s", deadline=row.get("deadline", ""),
-                start=fmt.day(start), due=fmt.day(due) or _("no due date yet"), status=fmt.deadline_status(status))
+                start=words.day(start), due=words.day(due) or _("no due date yet"),
+                status=words.deadline_status(status))
     if closed:
-        tooltip += " — " + _("closed on %(day)s", day=fmt.day(closed))
+        tooltip += " — " + _("closed on %(day)s", day=words.day(closed))
     out = [f'<g class="deadline {escape(status)}" data-deadline={quoteattr(row.get("deadline", ""))}>',
            f"<title>{escape(tooltip)}</title>",
-           f'<text class="who" x="4" y="{middle - 2:.1f}">{escape(words)}</text>',
-           f'<text class="status" x="4" y="{middle + 10:.1f}">{escape(fmt.deadline_status(status))}</text>']
+           f'<text class="who" x="4" y="{middle - 2:.1f}">{escape(legend)}</text>',
+           f'<text class="status" x="4" y="{middle + 10:.1f}">{escape(words.deadline_status(status))}</text>']
     x0 = _x(start, first, last)
     if due is not None:
         x1 = _x(due, first, last)

@@ -48,6 +48,7 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
     day_of_view = as_of or (fmt.legal_day_of(recorded_before.isoformat()) if recorded_before else today)
     catalogue = app.statute.in_force("lifecycle.acts", today).value
     by_act, by_event = fmt.act_labels(catalogue, current["kind"])
+    words = fmt.Words()
     shown = view or current
     names = municipality_names([*current.get("municipalities", []), current.get("receiving"),
                                 *current.get("frozen", []), *(view or {}).get("frozen", [])])
@@ -56,8 +57,8 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
         "exists_then": view is not None, "asked": asked, "as_of": as_of, "recorded_before": recorded_before,
         "day_of_view": day_of_view, "today": today,
         "late_days": current_app.extensions["tramita.pages"]["late_recording_days"],
-        "timeline": timeline_rows(events, by_event, version if view else 0),
-        "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view),
+        "timeline": timeline_rows(events, by_event, version if view else 0, words),
+        "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view, words),
         "difference": difference(view, current, names) if asked and view else None,
         "freezes": [f for f in queries.freezes(read_store()) if f["case_id"] == current["id"]],
         "next_acts": [dict(n, label=by_act.get(n["act"], n["act"]), mine=may_record(actor, n))
@@ -68,19 +69,28 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
     }
 
 
-def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int) -> list[dict[str, Any]]:
+def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int,
+                  words: fmt.Words | None = None) -> list[dict[str, Any]]:
     """The events as rows: label, both dates, late recording, closing a deadline late, documents, and whether
-    the view (as of a date, as recorded before a moment) holds it yet."""
+    the view (as of a date, as recorded before a moment) holds it yet; with the dates, the role and the article
+    as the page writes them (`*_shown`: a timeline has hundreds of rows, written once here, not by the template)."""
     days = current_app.extensions["tramita.pages"]["late_recording_days"]
+    words = words or fmt.Words()
     rows: list[dict[str, Any]] = []
     for event in events:
         payload = event["payload"]
         recorded_day = fmt.legal_day_of(event["recorded_at"])
         late_by = (recorded_day - date.fromisoformat(event["occurred_on"])).days
+        system, shown = event["type"].rsplit(".", 1)[-1] in fmt.SYSTEM_EVENTS, event["sequence"] <= in_view
+        cited = references(payload)
         row = {**event, "label": fmt.event_label(labels, event["type"]), "late_recording": late_by > days,
-               "recorded_days_after": late_by, "in_view": event["sequence"] <= in_view, "closes_late": None,
-               "system": event["type"].rsplit(".", 1)[-1] in fmt.SYSTEM_EVENTS,
-               "documents": attached_documents(payload), "references": references(payload)}
+               "recorded_days_after": late_by, "in_view": shown, "closes_late": None, "system": system,
+               "classes": f"{'system' if system else ''} {'' if shown else 'later'}",
+               "documents": attached_documents(payload), "references": cited, "references_shown": "; ".join(cited),
+               "occurred_on_shown": words.day(event["occurred_on"]),
+               "recorded_at_shown": words.moment(event["recorded_at"]),
+               "role_shown": words.role((event.get("actor") or {}).get("role")),
+               "article_shown": words.article(event.get("article"))}
         if event["type"] == "Case.DeadlineMet" and payload.get("on_time") is False:
             row["closes_late"] = payload.get("days_late")
             for earlier in reversed(rows):  # the act that closed it is the last act before this event
@@ -88,6 +98,16 @@ def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view:
                     earlier["closes_late"] = payload.get("days_late")
                     break
         rows.append(row)
+    _ = words.markup  # the marks as the template's _() writes them, each sentence translated once for the page
+    for row in rows:
+        if row["closes_late"] is not None:
+            row["closes_late_title"] = _("closed a deadline late")
+            row["closes_late_shown"] = _("closed its deadline %(n)s days late", n=row["closes_late"])
+        if not row["in_view"]:
+            row["not_yet_shown"] = _("not yet in this view")
+        if row["late_recording"]:
+            row["late_recording_title"] = _("recorded %(n)s days after its legal date", n=row["recorded_days_after"])
+            row["late_recording_shown"] = _("recorded late (%(n)s days)", n=row["recorded_days_after"])
     return rows
 
 
@@ -110,14 +130,19 @@ def references(payload: dict[str, Any]) -> list[str]:
     return found
 
 
-def deadline_rows(document: dict[str, Any], day: date) -> list[dict[str, Any]]:
-    """The case's deadlines with their status on `day` (the view's), in due-date order."""
+def deadline_rows(document: dict[str, Any], day: date, words: fmt.Words | None = None) -> list[dict[str, Any]]:
+    """The case's deadlines with their status on `day` (the view's), in due-date order; with their article, who,
+    dates and status as the page writes them (`*_shown`)."""
     due_soon = settings()["due_soon_days"]
+    words = words or fmt.Words()
     rows = []
     for name, row in (document.get("deadlines") or {}).items():
         row = {k: v.isoformat() if isinstance(v, date) else v for k, v in row.items()}
-        rows.append(dict(row, deadline=name, recorded_status=row["status"],
-                         status=queries.effective_status(row, day, due_soon)))
+        status = queries.effective_status(row, day, due_soon)
+        rows.append(dict(row, deadline=name, recorded_status=row["status"], status=status,
+                         article_shown=words.article(row.get("article")), who_shown=words.role(row.get("who")),
+                         starts_on_shown=words.day(row.get("starts_on")), due_on_shown=words.day(row.get("due_on")),
+                         closed_on_shown=words.day(row.get("closed_on")), status_shown=words.deadline_status(status)))
     return sorted(rows, key=lambda r: (r["due_on"] is None, r["due_on"] or "", r["deadline"]))
 
 

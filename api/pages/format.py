@@ -7,10 +7,12 @@ other words are English msgids translated by the catalogue (api/translations), a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
 from flask_babel import get_locale, gettext as _, lazy_gettext as _l
+from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
@@ -61,19 +63,28 @@ def portuguese() -> bool:
 
 def day(value: date | str | None) -> str:
     """dd/mm/aaaa (yyyy-mm-dd in English); an empty string for no date."""
-    if value in (None, ""):
-        return ""
-    found = date.fromisoformat(value) if isinstance(value, str) else value
-    return found.strftime("%d/%m/%Y") if portuguese() else found.isoformat()
+    return _day(value, portuguese())
 
 
 def moment(value: datetime | str | None) -> str:
     """A recorded time in Rio Branco's time, to the minute: `30/11/2026 10:00`."""
+    in_portuguese = portuguese()
+    return _moment(value, lambda local: _day(local, in_portuguese))
+
+
+def _day(value: date | str | None, in_portuguese: bool) -> str:
+    if value in (None, ""):
+        return ""
+    found = date.fromisoformat(value) if isinstance(value, str) else value
+    return found.strftime("%d/%m/%Y") if in_portuguese else found.isoformat()
+
+
+def _moment(value: datetime | str | None, day_of: Callable[[date], str]) -> str:
     if value in (None, ""):
         return ""
     found = datetime.fromisoformat(value) if isinstance(value, str) else value
     local = found.astimezone(LEGAL_TIMEZONE)
-    return f"{day(local.date())} {local:%H:%M}"
+    return f"{day_of(local.date())} {local.hour:02d}:{local.minute:02d}"  # %H:%M, without strftime's cost
 
 
 def legal_day_of(recorded_at: str) -> date:
@@ -111,6 +122,51 @@ def figure(value: str | None) -> str:
 
 def alert_kind(value: str | None) -> str:
     return label(ALERT_KINDS, value)
+
+
+class Words:
+    """The words of the functions above, for one page: its language looked up once, and each identifier's words
+    (a role, an article, a status) and each sentence translated once.
+
+    A case's timeline writes hundreds of rows, each naming a role, an article and two dates; asking flask-babel
+    for the request's locale and translation at each of them was most of the page's time. One page is written in
+    one language, so a `Words` lives for one rendering and is never kept."""
+
+    def __init__(self) -> None:
+        self.portuguese = portuguese()
+        self._memo: dict[tuple[Any, ...], str] = {}
+
+    def _words(self, key: tuple[Any, ...], write: Any, *args: Any) -> str:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = write(*args)
+        return found
+
+    def day(self, value: date | str | None) -> str:
+        return self._words(("day", value), _day, value, self.portuguese)
+
+    def moment(self, value: datetime | str | None) -> str:
+        return _moment(value, self.day)
+
+    def role(self, value: str | None) -> str:
+        return self._words(("role", value), role, value)
+
+    def deadline_status(self, value: str | None) -> str:
+        return self._words(("deadline_status", value), deadline_status, value)
+
+    def article(self, value: str | None) -> str:
+        return self._words(("article", value), article, value)
+
+    def markup(self, message: str, **variables: Any) -> Markup:
+        """A template's `_(message, **variables)` (Jinja's with autoescape): the translation taken as markup and
+        the variables escaped into it; the message translated once per page. Bound to `_`, as `gettext` is."""
+        return Markup(self._words(("gettext", message), _, message)) % variables
+
+    def gettext(self, message: str, **variables: Any) -> str:
+        """flask-babel's `gettext(message, **variables)`, the message translated once per page. Bound to `_` where
+        it is called, so that extracting the catalogue's sentences (docs/pages.md) still finds the message."""
+        found = self._words(("gettext", message), _, message)
+        return found % variables if variables else found
 
 
 def act_labels(catalogue: dict[str, dict[str, Any]], case_kind: str) -> tuple[dict[str, str], dict[str, str]]:
