@@ -26,6 +26,7 @@ from werkzeug.exceptions import HTTPException
 
 from api.i18n import field_message
 from domain.application import ConcurrentActError
+from audit import merkle
 from audit.documents import DocumentAlteredError, DocumentNotFoundError
 from audit.service import NotSignedError
 from audit.verify import StoreEmptyError
@@ -210,6 +211,7 @@ def register(app: Flask) -> None:
         404, _("no document %(sha256)s cited by an act or sent with this token", sha256=str(e)),
         kind="document-not-found", field="sha256"))
     app.register_error_handler(DocumentAlteredError, _altered_document)
+    app.register_error_handler(merkle.ProofError, _damaged_tree)
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 
@@ -220,6 +222,15 @@ def _altered_document(error: DocumentAlteredError) -> Response:
     log.error("document altered: %s", error)
     return problem(500, _("document altered: %(sha256)s: %(why)s; the stored file is not served, and an alert was "
                           "recorded", sha256=error.sha256, why=error.why), kind="document-altered", field="sha256")
+
+
+def _damaged_tree(error: merkle.ProofError) -> Response:
+    """A proof the stored audit tree cannot give (a node deleted or cut, for an export's proofs): the answer is not
+    served as if intact; the verdict (`GET /cases/{id}/verify`, `tramita verify`) names what was altered."""
+    log.error("audit tree damaged: %s", error)
+    return problem(500, _("the stored audit tree is damaged (%(why)s): the proofs cannot be given, so nothing is "
+                          "served as if intact; GET /cases/{id}/verify and `tramita verify` report what was "
+                          "altered", why=str(error)), kind="audit-tree-damaged")
 
 
 def _unexpected(error: Exception) -> Response:

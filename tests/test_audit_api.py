@@ -171,3 +171,20 @@ def test_a_registry_figures_answer_carries_the_receipt_of_the_municipalitys_even
     receipt = open_receipt(answer["receipt"]["note"], api.signer.verifier)
     [stored] = api.app.recorder.select_notifications(receipt.notification_id, 1)
     assert (stored.originator_id, stored.originator_version) == (receipt.aggregate_id, answer["version"])
+
+
+def test_an_export_whose_proofs_the_damaged_stored_tree_cannot_give_is_refused_naming_the_damage(api):
+    """A deleted node of the stored tree: the export is not served with proofs missing as if intact."""
+    case = petition_to_law(api)
+    sign(api)
+    with api.store.transaction() as tx:
+        tx.execute("DELETE FROM audit_nodes WHERE level = 0")
+    english = api.get(f"/cases/{case}/export")
+    portuguese = api.client.get(f"/cases/{case}/export",
+                                headers=api.headers("auditor", **{"Accept-Language": "pt-BR"}))
+    assert english.status_code == portuguese.status_code == 500
+    assert english.mimetype == "application/problem+json"
+    assert english.get_json()["type"].endswith("/audit-tree-damaged")
+    assert "the stored tree has no node (0, " in english.get_json()["detail"]
+    assert portuguese.get_json()["detail"].startswith("a árvore de auditoria guardada está danificada")
+    assert api.get(f"/cases/{case}/verify").get_json()["ok"] is False  # the verdict names it
