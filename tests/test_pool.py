@@ -157,3 +157,31 @@ def test_the_memory_store_reads_an_aggregate_s_later_events_by_version_as_the_da
     for gt in (0, 1, 2, 5):
         assert recorder.select_events(case_id, gt=gt) == POPOApplicationRecorder.select_events(recorder, case_id, gt=gt)
     assert recorder.select_events(uuid.uuid4(), gt=0) == []
+
+
+def test_the_application_saves_as_the_library_does_collecting_its_aggregates_by_their_class(memory_app):
+    """`Tramita.save` does the library's save without its protocol checks: the same events recorded, the same
+    recordings answered, the aggregate cached at its new version, and the library's own save steps unchanged."""
+    import inspect
+
+    from eventsourcing.application import Application
+
+    steps = [line.strip() for line in inspect.getsource(Application.save).splitlines()
+             if line.strip().startswith(("processing_event", "recordings", "self.", "return"))]
+    assert steps == ["processing_event: ProcessingEvent[TAggregateID] = ProcessingEvent()",
+                     "processing_event.collect_events(*objs, **kwargs)",
+                     "recordings = self._record(processing_event)",
+                     "self._take_snapshots(processing_event)", "self._notify(recordings)",
+                     "self.notify(processing_event.events)  # Deprecated.", "return recordings"], (
+        "the library's save changed: check Tramita.save (domain/application/base.py) still does what it does")
+    number = open_incorporation(memory_app)
+    case = memory_app.get_case(number)
+    before = memory_app.recorder.max_notification_id()
+    with memory_app.pool.borrowing():
+        case = memory_app.get_case(number)
+        case.record_council_decree(memory_app.context(COUNCIL, DECREED), **DECREE)
+        pending = list(case.pending_events)
+        recordings = memory_app.save(case, None)
+    assert [r.domain_event for r in recordings] == pending and not case.pending_events
+    assert memory_app.recorder.max_notification_id() == before + len(pending)
+    assert memory_app.repository.get(case.id).version == case.version == 2
