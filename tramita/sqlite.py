@@ -1,15 +1,30 @@
-"""The SQLite events recorder: the library's, reading an aggregate's events with one statement.
+"""The SQLite events recorder: the library's, reading an aggregate's events with one statement, and writing them
+one process at a time, in turn.
 
 Every act reads the events of its case recorded after the version it holds (none, mostly: the pool's catch-up), and
 every API request those of its token. The library reads them inside a transaction of its own, `BEGIN`, the
 `SELECT` and a `ROLLBACK`, each statement through its layers of context managers: two thirds of the read. One
 `SELECT` in SQLite's autocommit mode is already read in one transaction of its own, on one snapshot of the file, so
 here it runs alone, on a connection from the library's pool, with the library's statement, rows and errors.
+
+Writers take turns. SQLite lets one writer at a time into the file; a second one, in another process, is told the
+file is busy and sleeps (1, 2, 5, 10 ... 100 ms, SQLite's own back-off) before it tries again, while the first
+process's next writers go in at once. Under load one process's writes starve, and since the library's connection
+pool hands out connections in turn, its waiting writer holds up every read of its process too (the API's token
+checks, an act's catch-up). So each save's transaction is taken in turn first: within the process by a lock, and
+across processes by an exclusive `flock` on a file beside the database (`<database>.writer`, created empty, holding
+nothing): a writer waiting for it sleeps in the kernel and wakes as soon as the previous one commits. The kernel
+lets the `flock` go when its process ends, however it ends. A process that does not take it (the `sqlite3` shell,
+a process of another version) is still kept out by SQLite's own lock, as before. An in-memory SQLite database has
+no file and is left to the library.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -29,8 +44,61 @@ _ERRORS: tuple[tuple[type[sqlite3.Error], type[Exception]], ...] = (
 )
 
 
+class WriterTurns:
+    """One writer at a time on one database file: a lock among this process's threads, then an exclusive `flock`
+    on `<file>.writer` among processes. The file is readable by its owner only (no other user can hold the turn);
+    a process that cannot open it (another user, a read-only folder) writes without taking turns, kept out by
+    SQLite's own lock."""
+
+    def __init__(self, database: str) -> None:
+        self.path = f"{database}.writer"
+        self._threads = threading.Lock()
+        self._fd: int | None = None
+        self._pid = -1
+
+    @contextmanager
+    def turn(self) -> Iterator[None]:
+        with self._threads:
+            fd = self._file()
+            if fd is None:
+                yield
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _file(self) -> int | None:
+        """The lock file, opened on the first write of each process: a descriptor inherited across a fork would
+        share its lock with the parent, so a child opens its own."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except OSError:
+                self._fd = None
+        return self._fd
+
+    def __del__(self) -> None:
+        if self._fd is not None and self._pid == os.getpid():
+            os.close(self._fd)
+
+
 class OneStatementReadsRecorder(SQLiteApplicationRecorder):
-    """The library's SQLite application recorder, whose reads of an aggregate's events are one statement."""
+    """The library's SQLite application recorder, whose reads of an aggregate's events are one statement and whose
+    saves take turns (the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        pool = self.datastore.pool
+        self._turns = None if pool.is_sqlite_memory_mode else WriterTurns(pool.db_name)
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        if self._turns is None:
+            return super().insert_events(stored_events, **kwargs)
+        with self._turns.turn():
+            return super().insert_events(stored_events, **kwargs)
 
     def select_events(self, originator_id: UUID | str, *, gt: int | None = None, lte: int | None = None,
                       desc: bool = False, limit: int | None = None) -> Sequence[StoredEvent]:
