@@ -86,13 +86,18 @@ class StatuteInForce:
         self._statute = shipped
 
     def current(self) -> Statute:
+        # The store is read without the lock (a read waits on the database behind writers, and every act of the
+        # process would wait behind it); the lock only orders applying what was read.
+        book = self._book
+        records = self.recorder.select_events(StatuteAmendments.ID, gt=book.version if book is not None else None)
+        if not records:
+            return self._statute  # what was in force when the read began, or newer (another thread's read)
         with self._lock:
             book = self._book
-            records = self.recorder.select_events(StatuteAmendments.ID,
-                                                  gt=book.version if book is not None else None)
-            if records:  # applied to a copy, so that an event that fails to apply leaves the statute as it was
+            fresh = [record for record in records if book is None or record.originator_version > book.version]
+            if fresh:  # applied to a copy, so that an event that fails to apply leaves the statute as it was
                 book = copy.deepcopy(book)
-                for record in records:
+                for record in fresh:
                     book = self.mapper.to_domain_event(record).mutate(book)
                 self._statute, self._book = self.shipped.amended(book.amendments), book
             return self._statute
