@@ -346,3 +346,29 @@ def test_an_amendment_on_a_log_with_an_unreadable_event_is_refused_naming_it_and
         open_period(app)
     assert "event 3 of the log cannot be read" in refusal.value.problems["parameters"][0]
     assert recorded(app) == before
+
+
+def test_an_amendment_read_by_two_threads_at_once_is_applied_once():
+    """The statute is read from the store without its lock: a thread whose read is overtaken by another's applies
+    only what the other has not (here the other runs inside the first one's read, as another thread would)."""
+    from domain.application.base import StatuteInForce
+    from domain.parameters import shipped_statute
+
+    app = new_app()
+    open_period(app)
+    overtaken: list[Any] = []
+    reads: list[int] = []
+
+    class Overtaking:
+        def select_events(self, *args: Any, **kwargs: Any) -> Any:
+            records = app.recorder.select_events(*args, **kwargs)
+            reads.append(len(records))
+            if len(reads) == 1:
+                overtaken.append(statute.current())  # another thread reads and applies the same amendment
+            return records
+
+    statute = StatuteInForce(Overtaking(), app.mapper, shipped_statute())
+    current = statute.current()
+    assert len(reads) == 2 and reads[0] == reads[1] > 0  # both read the amendment
+    assert current is overtaken[0]  # the other applied it; the overtaken read found nothing new to apply
+    assert [a["law"] for a in current.amendments] == [FEDERAL_LAW] == [a["law"] for a in app.statute.amendments]
