@@ -204,6 +204,21 @@ class Municipality(ChainedAggregate):
             if f["since"] <= day and (f["lifted_on"] is None or day < f["lifted_on"])
         ]
 
+    def require_unfrozen(self, day: date) -> None:
+        """Art. 38: no district act on `day` while a freeze covers the municipality (refused naming the case)."""
+        blocking = self.freezes_on(day)
+        if blocking:
+            numbers = ", ".join(f["case_number"] for f in blocking)
+            raise refuse(
+                "art-38",
+                Sentence(
+                    "%(name)s is frozen on %(occurred_on)s by case %(numbers)s (opened %(since)s): no district may "
+                    "be created, dismembered, merged or extinguished there",
+                    name=self.name, occurred_on=day.isoformat(), numbers=numbers,
+                    since=blocking[0]['since'].isoformat()),
+                blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
+            )
+
     def freeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
         """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory.
 
@@ -232,18 +247,7 @@ class Municipality(ChainedAggregate):
         """Art. 31 and Art. 38: a municipal law creates or suppresses a district, unless a freeze covers it."""
         article = "art-31"
         self.require_existing(ctx, article)
-        blocking = self.freezes_on(ctx.occurred_on)
-        if blocking:
-            numbers = ", ".join(f["case_number"] for f in blocking)
-            raise refuse(
-                "art-38",
-                Sentence(
-                    "%(name)s is frozen on %(occurred_on)s by case %(numbers)s (opened %(since)s): no district may "
-                    "be created, dismembered, merged or extinguished there",
-                    name=self.name, occurred_on=ctx.occurred_on.isoformat(), numbers=numbers,
-                    since=blocking[0]['since'].isoformat()),
-                blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
-            )
+        self.require_unfrozen(ctx.occurred_on)
         existing = {normalise_name(d): d for d in self.districts}
         if create and normalise_name(district) in existing:
             raise refuse("art-32-par-unico", Sentence(

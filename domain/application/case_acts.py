@@ -8,6 +8,7 @@ from typing import Any
 from domain.acts import ActContext, Actor, ChainedAggregate
 from domain.application.base import Acted, ApplicationBase
 from domain.case import NEW_MUNICIPALITY_KINDS, Case
+from domain.case.kinds import DISTRICT_KINDS
 from domain.errors import InvalidActError, Sentence
 from domain.law_effects import law_effects
 from domain.numbering import CaseNumbering
@@ -177,7 +178,9 @@ class CaseActs(ApplicationBase):
                         origin_figures=self._figures_on(territories, occurred_on, registry), name=name,
                         seat_origin=seat_origin, limits=limits, comarca=comarca, districts=districts,
                         living_person_declaration=living_person_declaration, ibge_code=ibge_code,
-                        reintegration=reintegration)
+                        reintegration=reintegration,
+                        require_unfrozen=registry[territories[0]].require_unfrozen if c.kind in DISTRICT_KINDS
+                        else None)
             changed = law_effects(ctx, c, registry)
             if c.kind in NEW_MUNICIPALITY_KINDS:
                 if self._find_municipality(c.new_municipality) is not None:

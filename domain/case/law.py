@@ -9,6 +9,8 @@ the TRE). When the law is admissible is the kind's lifecycle (domain.case.admiss
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import date
 from fractions import Fraction
 from typing import Any
 
@@ -30,12 +32,15 @@ class Law:
                   origin_figures: dict[str, dict[str, Any]] | None = None, name: str | None = None,
                   seat_origin: str | None = None, limits: str = "", comarca: str = "",
                   districts: list[str] | None = None, living_person_declaration: bool = False,
-                  ibge_code: str | None = None, reintegration: dict[str, Any] | None = None) -> None:
+                  ibge_code: str | None = None, reintegration: dict[str, Any] | None = None,
+                  require_unfrozen: Callable[[date], None] | None = None) -> None:
         """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
 
         Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
-        Art. 17's contents and name, Art. 5 for a dismemberment, Art. 21's legislation, Art. 31 and 32 for a
-        district, Art. 37 for an extinction. The application passes the registry's figures and the toponym list in.
+        Art. 17's contents and name, Art. 5 for a dismemberment, Art. 21's legislation, Art. 37 for an extinction;
+        for a district, in this order, its findings (Art. 31 I-III), the law's date (Art. 31-IV), the Art. 38
+        freeze of its municipality on that date (`require_unfrozen`, the registry's) and its name (Art. 32 par.
+        ún.). The application passes the registry's figures, its freeze check and the toponym list in.
         """
         article = self._admit(ctx, "district-law-enacted" if self.kind in DISTRICT_KINDS else "law-enacted").article
         origin_figures = origin_figures or {}
@@ -60,6 +65,8 @@ class Law:
         elif self.kind == "district_creation":
             versions.update(self._judge_district_findings(ctx))
             versions.update(check_district_law_date(ctx.statute, ctx.occurred_on).versions)
+            if require_unfrozen is not None:
+                require_unfrozen(ctx.occurred_on)
             versions.update(check_name(toponyms or ToponymList.shipped(), self.district or "", "art-32-par-unico",
                                        living_person_declaration))
         elif self.kind == "extinction":
