@@ -207,15 +207,15 @@ def test_a_deadline_closed_on_time_raises_no_alert_after_its_closing_act(walk):
 
 def test_art_26_documents_recorded_missed_at_the_installation_are_alerted_missed_the_next_morning(walk):
     alert = next(a for a in walk["alerts"] if a.deadline == PERSONNEL)
-    assert (alert.kind, alert.article, alert.who, alert.municipality) == (MISSED, "art-26", "origin-municipality",
-                                                                          XAPURI)
+    assert (alert.kind, alert.article, alert.who, alert.municipality) == (
+        MISSED, "art-26-par-unico", "origin-municipality", XAPURI)
     assert (alert.due_on, alert.days_overdue, alert.raised_on) == (date(1993, 2, 8), 1, date(1993, 2, 9))
 
 
 def test_the_ledger_missed_alert_names_the_case_the_article_who_must_act_the_due_date_and_the_days_overdue(walk):
     alert = next(a for a in walk["alerts"] if a.deadline == LEDGER and a.kind == MISSED)
     assert (alert.case_number, alert.article, alert.who, alert.municipality) == (
-        walk["case"].number, "art-22", "origin-municipality", XAPURI)
+        walk["case"].number, "art-22-par-unico", "origin-municipality", XAPURI)
     assert (alert.due_on, alert.days_overdue) == (date(1993, 4, 12), 1)
     assert alert.raised_at == datetime(1993, 4, 13, 9, tzinfo=RIO_BRANCO)
 

@@ -106,11 +106,11 @@ def test_validation_rejects_an_entry_without_an_article_id_or_source(tmp_path):
 def test_every_deadline_of_rules_md_is_in_the_statute_with_its_article_and_length():
     expected = {"requisition-answer": ("art-10", 30, "days"), "result-communication": ("art-14", 15, "days"),
                 "plenary-registration": ("art-15", 5, "days"), "creation-bill": ("art-16", 30, "days"),
-                "ledger-transfer": ("art-22", 60, "days"), "budget-proposal": ("art-23-I", 30, "days"),
+                "ledger-transfer": ("art-22-par-unico", 60, "days"), "budget-proposal": ("art-23-I", 30, "days"),
                 "administrative-organization-bill": ("art-23-II", 60, "days"),
                 "civil-service-regime-bill": ("art-23-III", 90, "days"),
                 "staff-framework-bill": ("art-23-IV", 120, "days"), "organic-law": ("art-24", 6, "months"),
-                "personnel-documents": ("art-26", 0, "on-installation")}
+                "personnel-documents": ("art-26-par-unico", 0, "on-installation")}
     for rule, (article, length, unit) in expected.items():
         parameter = STATUTE.in_force(f"deadline.{rule}", date(2026, 1, 1))
         assert (parameter.article, parameter.value["length"], parameter.value["unit"]) == (article, length, unit)

@@ -109,14 +109,18 @@ class Deadlines:
         return key in self.deadlines and self.deadlines[key]["closed_by"] is None
 
     def _close_deadline(self, ctx: ActContext, key: str, closing_act: str) -> None:
-        """The closing act meets a deadline: on time when dated on or before the due day (late ones stay late)."""
+        """The closing act meets a deadline: on time when its legal date is on or before the due day, even when the
+        deadline was recorded missed before it was recorded (Art. 26 par. ún.'s documents, missed at the
+        installation and sent the same day; an act recorded after the scheduler's alert): a deadline is missed only
+        while no closing act dated on or before its last day exists. The missed record and its alert stay in the
+        case's history, and an act recorded after its legal date is marked so on its own."""
         if not self._deadline_open(key):
             return
         deadline = self.deadlines[key]
         due = deadline["due_on"]
         days_late = max(0, (ctx.occurred_on - due).days) if due is not None else 0
         self._record(self.DeadlineMet, ctx, article=deadline["article"], deadline=key, closing_act=closing_act,
-                     on_time=days_late == 0 and deadline["status"] != "missed", days_late=days_late)
+                     on_time=days_late == 0, days_late=days_late)
 
     def _conclude_if_done(self, ctx: ActContext) -> None:
         """Art. 19-26, 40: the case is concluded when every obligation after installation is closed."""

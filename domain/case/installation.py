@@ -49,11 +49,12 @@ class Installation:
             raise InvalidActError("mayor", "installation names the Mayor, the Vice-Mayor and the councillors")
         self._record(self.MunicipalityInstalled, ctx, article="art-19", mayor=mayor, vice_mayor=vice_mayor,
                      councillors=list(councillors))
+        documents_due = ctx.statute.in_force("deadline.personnel-documents", ctx.occurred_on).article
         for origin in self.municipalities:
             key = f"personnel-documents:{origin}"
-            self._record(self.DeadlineDueDateSet, ctx, article="art-26", deadline=key, due_on=ctx.occurred_on)
+            self._record(self.DeadlineDueDateSet, ctx, article=documents_due, deadline=key, due_on=ctx.occurred_on)
             if self._deadline_open(key):
-                self._record(self.DeadlineMissed, ctx, article="art-26", deadline=key)
+                self._record(self.DeadlineMissed, ctx, article=documents_due, deadline=key)
             self._open_deadline(ctx, calendar, "ledger-transfer", key=f"ledger-transfer:{origin}",
                                 who="origin-municipality", municipality=origin)
         for rule in INSTALLATION_DEADLINES:
