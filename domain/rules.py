@@ -6,6 +6,7 @@ event recording the act can store the decision; a refusal raises `LegalRuleError
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -290,11 +291,15 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
 # ---------------------------------------------------------------------------------------- Art. 17, 31-IV, 32
 
 
-def check_name(toponyms: ToponymList, name: str, article: str, living_person_declaration: bool) -> dict[str, str]:
-    """Art. 17 par. ún. / Art. 32 par. ún.: not repeating an existing name, not a date, not a living person."""
+def check_name(toponyms: ToponymList, name: str, article: str, living_person_declaration: bool,
+               not_existing: Collection[str] = ()) -> dict[str, str]:
+    """Art. 17 par. ún. / Art. 32 par. ún.: not repeating another existing name, not a date, not a living person.
+
+    `not_existing`: the IBGE codes of listed municipalities that are not "outro já existente" on the law's day: those
+    that ceased before it, and a fusion's own origins, which cease by the law that names their successor."""
     if not name or not name.strip():
         raise InvalidActError("name", "is required")
-    repeated = toponyms.same_name(name)
+    repeated = [toponym for toponym in toponyms.same_name(name) if toponym.ibge_code not in not_existing]
     if repeated:
         first = repeated[0]
         raise refuse(article, Sentence("the name %(name)r repeats the existing municipality %(existing)s (%(uf)s)",

@@ -12,6 +12,7 @@ from domain.case.kinds import DISTRICT_KINDS
 from domain.errors import InvalidActError, Sentence
 from domain.law_effects import law_effects
 from domain.numbering import CaseNumbering
+from domain.names import ToponymList
 from domain.registry import Municipality, ToponymRegister
 
 
@@ -180,7 +181,8 @@ class CaseActs(ApplicationBase):
                         living_person_declaration=living_person_declaration, ibge_code=ibge_code,
                         reintegration=reintegration,
                         require_unfrozen=registry[territories[0]].require_unfrozen if c.kind in DISTRICT_KINDS
-                        else None)
+                        else None, ceased=self._ceased_by(toponyms, name if c.kind not in DISTRICT_KINDS
+                                                          else c.district, occurred_on, registry))
             changed = law_effects(ctx, c, registry)
             if c.kind in NEW_MUNICIPALITY_KINDS:
                 if self._find_municipality(c.new_municipality) is not None:
@@ -196,6 +198,19 @@ class CaseActs(ApplicationBase):
             return changed + [m for m in registry.values() if all(m is not c for c in changed)]
 
         return self._act(case, actor, occurred_on, expected_version, command)
+
+    def _ceased_by(self, toponyms: ToponymList, name: str | None, day: date,
+                   registry: dict[str, Municipality]) -> set[str]:
+        """Art. 17 par. ún.: the registry's municipalities listed under `name` that had ceased by `day` (by an
+        incorporation, a fusion or an extinction): their name is no longer that of an existing municipality."""
+        ceased = set()
+        for toponym in toponyms.same_name(name or ""):
+            if toponym.ibge_code is None:
+                continue
+            municipality = registry.get(toponym.ibge_code) or self._find_municipality(toponym.ibge_code)
+            if municipality is not None and municipality.ceased is not None and municipality.ceased["on"] <= day:
+                ceased.add(toponym.ibge_code)
+        return ceased
 
     def certify_extinction_request(self, case: str, actor: Actor, occurred_on: date, *, valid_signatures: Any,
                                    registered_voters: Any, expected_version: int | None = None) -> Acted:

@@ -9,7 +9,7 @@ the TRE). When the law is admissible is the kind's lifecycle (domain.case.admiss
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import date
 from fractions import Fraction
 from typing import Any
@@ -33,14 +33,17 @@ class Law:
                   seat_origin: str | None = None, limits: str = "", comarca: str = "",
                   districts: list[str] | None = None, living_person_declaration: bool = False,
                   ibge_code: str | None = None, reintegration: dict[str, Any] | None = None,
-                  require_unfrozen: Callable[[date], None] | None = None) -> None:
+                  require_unfrozen: Callable[[date], None] | None = None,
+                  ceased: Collection[str] = ()) -> None:
         """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
 
         Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
         Art. 17's contents and name, Art. 5 for a dismemberment, Art. 21's legislation, Art. 37 for an extinction;
         for a district, in this order, its findings (Art. 31 I-III), the law's date (Art. 31-IV), the Art. 38
         freeze of its municipality on that date (`require_unfrozen`, the registry's) and its name (Art. 32 par.
-        ún.). The application passes the registry's figures, its freeze check and the toponym list in.
+        ún.). The application passes the registry's figures, its freeze check, the toponym list and the listed
+        municipalities that had ceased by the law's day (`ceased`: a name may be that of a municipality that no
+        longer exists, and a fusion's successor that of one of its origins) in.
         """
         article = self._admit(ctx, "district-law-enacted" if self.kind in DISTRICT_KINDS else "law-enacted").article
         origin_figures = origin_figures or {}
@@ -54,8 +57,9 @@ class Law:
         if self.kind in NEW_MUNICIPALITY_KINDS:
             seat = self.result["seat"] if self.kind == "fusion" else name
             self._judge_law_contents(name, seat, limits, comarca, districts)
+            gone = {*ceased, *(self.municipalities if self.kind == "fusion" else ())}
             versions.update(check_name(toponyms or ToponymList.shipped(), name or "", "art-17-par-unico",
-                                       living_person_declaration))
+                                       living_person_declaration, not_existing=gone))
             new_municipality = ibge_code or f"new:{self.number}"
             legislation_of = self._legislation_of(seat_origin, origin_figures)
         elif self.kind == "dismemberment":
@@ -68,7 +72,7 @@ class Law:
             if require_unfrozen is not None:
                 require_unfrozen(ctx.occurred_on)
             versions.update(check_name(toponyms or ToponymList.shipped(), self.district or "", "art-32-par-unico",
-                                       living_person_declaration))
+                                       living_person_declaration, not_existing=ceased))
         elif self.kind == "extinction":
             contents["lost"], extinction_versions = self._judge_extinction(ctx)
             versions.update(extinction_versions)

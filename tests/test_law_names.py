@@ -1,0 +1,103 @@
+"""Art. 17 par. ún. (and Art. 32 par. ún. for districts): the new name may not repeat "outro já existente no País".
+A municipality that has ceased (incorporated, merged, extinguished) no longer exists, and a fusion's origins cease
+by the very law that names their successor: neither blocks the name. Any other existing one still does."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from domain.demo import CCJ, GOVERNOR, PRESIDENT, TRE, municipal
+from tests.test_article_rules import (
+    ACRELANDIA, BUJARI, CAPIXABA, FAVOURABLE, LAW, new_app, open_creation, plebiscite, record_findings,
+    record_origin, refused,
+)
+
+CONTENTS = {key: value for key, value in LAW.items() if key != "law"}
+
+
+def fusion_voted(app, seat: str) -> str:  # noqa: ANN001
+    """Capixaba and Acrelândia merge (1993); the plebiscite chooses `seat`."""
+    case = app.open_case(GOVERNOR, date(1993, 3, 1), kind="fusion", municipalities=[CAPIXABA, ACRELANDIA]).number
+    for code in (CAPIXABA, ACRELANDIA):
+        app.record_council_decree(case, municipal("council", code), date(1993, 3, 5), municipality=code,
+                                  decree="DL 1/1993", seats=9, yes_votes=5)
+    app.decree_plebiscite(case, PRESIDENT, date(1993, 3, 10), decree="DL 2/1993")
+    app.schedule_plebiscite(case, TRE, date(1993, 3, 11), resolution="Res. 1/1993", plebiscite_date=date(1993, 4, 4))
+    app.homologate_result(case, TRE, date(1993, 4, 6), voted_on=date(1993, 4, 4),
+                          populations={CAPIXABA: FAVOURABLE, ACRELANDIA: FAVOURABLE},
+                          seat_votes={seat: 900, "Vila Outra": 500})
+    app.communicate_result(case, TRE, date(1993, 4, 7))
+    app.register_in_plenary(case, PRESIDENT, date(1993, 4, 8))
+    app.draft_bill(case, CCJ, date(1993, 4, 9), bill="PL 1/1993")
+    return case
+
+
+def test_a_fusion_named_after_its_seat_the_seat_of_one_of_its_origins_is_enacted():
+    app = new_app()
+    case = fusion_voted(app, "Capixaba")
+    app.enact_law(case, GOVERNOR, date(1993, 5, 1), law="Lei 1/1993", name="Capixaba", **CONTENTS)
+    assert app.get_case(case).law["name"] == "Capixaba"
+    assert app.municipality(CAPIXABA).ceased["on"] == date(1993, 5, 1)
+
+
+def test_a_fusion_named_after_a_municipality_that_is_not_one_of_its_origins_is_refused():
+    app = new_app()
+    case = fusion_voted(app, "Xapuri")
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1993, 5, 1), law="Lei 1/1993", name="Xapuri",
+                                             **CONTENTS), article="art-17-par-unico", contains=("Xapuri",))
+
+
+def incorporated_bujari(app) -> None:  # noqa: ANN001
+    """Bujari is incorporated into Capixaba by a law of 1993-05-01."""
+    record_origin(app, BUJARI, date(1993, 1, 1), area_km2="3000", population=5000, voters=3000,
+                  revenue="100000", buildings=300)
+    record_origin(app, CAPIXABA, date(1993, 1, 1), area_km2="1700", population=60000, voters=35000,
+                  revenue="2000000", buildings=4000)
+    case = app.open_case(GOVERNOR, date(1993, 3, 1), kind="incorporation", municipalities=[BUJARI],
+                         receiving=CAPIXABA).number
+    for code in (BUJARI, CAPIXABA):
+        app.record_council_decree(case, municipal("council", code), date(1993, 3, 5), municipality=code,
+                                  decree="DL 1/1993", seats=9, yes_votes=5)
+    plebiscite(app, case, date(1993, 3, 10))
+    app.enact_law(case, GOVERNOR, date(1993, 5, 1), law="Lei 2/1993")
+
+
+def creation_from_capixaba_ready_for_law(app, opened: date) -> str:  # noqa: ANN001
+    record_origin(app, CAPIXABA, date(1993, 1, 1), area_km2="1700", population=60000, voters=35000,
+                  revenue="2000000", buildings=4000)
+    case = open_creation(app, opened, (CAPIXABA,))
+    record_findings(app, case, opened)
+    plebiscite(app, case, opened)
+    return case
+
+
+def test_a_creation_named_after_a_municipality_that_ceased_before_its_law_is_enacted():
+    app = new_app()
+    incorporated_bujari(app)
+    case = creation_from_capixaba_ready_for_law(app, date(1995, 1, 10))
+    app.enact_law(case, GOVERNOR, date(1995, 3, 1), name="Bujari", **LAW)
+    assert app.get_case(case).law["name"] == "Bujari"
+
+
+def test_a_creation_named_after_a_municipality_still_existing_on_its_law_s_day_is_refused():
+    """The day before Bujari's incorporation law, its name is that of an existing municipality."""
+    app = new_app()
+    case = creation_from_capixaba_ready_for_law(app, date(1993, 1, 4))
+    incorporated_bujari(app)
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1993, 4, 30), name="Bujari", **LAW),
+            article="art-17-par-unico", contains=("Bujari",))
+
+
+def test_a_creation_named_after_an_origin_that_goes_on_existing_is_refused():
+    app = new_app()
+    case = creation_from_capixaba_ready_for_law(app, date(1995, 1, 10))
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 3, 1), name="Capixaba", **LAW),
+            article="art-17-par-unico", contains=("Capixaba",))
+
+
+def test_a_creation_named_after_a_municipality_that_ceases_the_same_day_by_another_law_is_enacted():
+    app = new_app()
+    case = creation_from_capixaba_ready_for_law(app, date(1993, 1, 4))
+    incorporated_bujari(app)
+    app.enact_law(case, GOVERNOR, date(1993, 5, 1), name="Bujari", **LAW)
+    assert app.get_case(case).law["name"] == "Bujari"
