@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
+from fractions import Fraction
 from typing import Any
 
 from domain.acts import ActContext, Actor, ChainedAggregate
@@ -171,7 +172,9 @@ class CaseActs(ApplicationBase):
         def command(c: Case, ctx: ActContext) -> list[ChainedAggregate]:
             territories = c._territories()
             frozen = list(c.frozen)
-            extra_codes = list((reintegration or {}).keys())
+            original = self._original_shares(self._get_municipality(territories[0])) \
+                if c.kind == "extinction" else None
+            extra_codes = [*(reintegration or {}), *(original or {})]
             registry = {code: self._get_municipality(code) for code in territories + extra_codes}
             toponyms_register = self._get_or_none(ToponymRegister.ID)
             toponyms = self.toponyms(toponyms_register)
@@ -182,7 +185,8 @@ class CaseActs(ApplicationBase):
                         reintegration=reintegration,
                         require_unfrozen=registry[territories[0]].require_unfrozen if c.kind in DISTRICT_KINDS
                         else None, ceased=self._ceased_by(toponyms, name if c.kind not in DISTRICT_KINDS
-                                                          else c.district, occurred_on, registry))
+                                                          else c.district, occurred_on, registry),
+                        original_shares=original)
             changed = law_effects(ctx, c, registry)
             if c.kind in NEW_MUNICIPALITY_KINDS:
                 if self._find_municipality(c.new_municipality) is not None:
@@ -211,6 +215,29 @@ class CaseActs(ApplicationBase):
             if municipality is not None and municipality.ceased is not None and municipality.ceased["on"] <= day:
                 ceased.add(toponym.ibge_code)
         return ceased
+
+    def _original_shares(self, municipality: Municipality) -> dict[str, Fraction] | None:
+        """Art. 37 par. ún.: the proportion in which a municipality's origins gave its territory, when a creation
+        or fusion case recorded here made it (by the areas the creation took from each origin, by the origins'
+        areas the day before the fusion law); None when the registry does not know it (a seeded municipality, an
+        area unknown)."""
+        number = municipality.created_by_case
+        maker = self._get_or_none(self.resolve_case(number)) if number else None
+        if not isinstance(maker, Case) or maker.law is None:
+            return None
+        if maker.kind == "creation":
+            areas: dict[str, Any] = {}
+            for area in maker.areas:
+                areas[area["municipality"]] = areas.get(area["municipality"], 0) + area["area_km2"]
+        elif maker.kind == "fusion":
+            before = maker.law["on"] - timedelta(days=1)
+            areas = {code: self._get_municipality(code).figures_on(before)["area_km2"] for code in maker.municipalities}
+        else:
+            return None
+        if not areas or any(not value for value in areas.values()):
+            return None
+        total = sum(Fraction(str(value)) for value in areas.values())
+        return {code: Fraction(str(value)) / total for code, value in areas.items()}
 
     def certify_extinction_request(self, case: str, actor: Actor, occurred_on: date, *, valid_signatures: Any,
                                    registered_voters: Any, expected_version: int | None = None) -> Acted:

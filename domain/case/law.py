@@ -34,7 +34,7 @@ class Law:
                   districts: list[str] | None = None, living_person_declaration: bool = False,
                   ibge_code: str | None = None, reintegration: dict[str, Any] | None = None,
                   require_unfrozen: Callable[[date], None] | None = None,
-                  ceased: Collection[str] = ()) -> None:
+                  ceased: Collection[str] = (), original_shares: dict[str, Fraction] | None = None) -> None:
         """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
 
         Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
@@ -43,7 +43,8 @@ class Law:
         freeze of its municipality on that date (`require_unfrozen`, the registry's) and its name (Art. 32 par.
         ún.). The application passes the registry's figures, its freeze check, the toponym list and the listed
         municipalities that had ceased by the law's day (`ceased`: a name may be that of a municipality that no
-        longer exists, and a fusion's successor that of one of its origins) in.
+        longer exists, and a fusion's successor that of one of its origins) and, for an extinction, the original
+        proportion of the municipality's origins when the registry knows it (`original_shares`) in.
         """
         article = self._admit(ctx, "district-law-enacted" if self.kind in DISTRICT_KINDS else "law-enacted").article
         origin_figures = origin_figures or {}
@@ -76,7 +77,7 @@ class Law:
         elif self.kind == "extinction":
             contents["lost"], extinction_versions = self._judge_extinction(ctx)
             versions.update(extinction_versions)
-            contents["reintegration"] = _reintegration(reintegration or {})
+            contents["reintegration"] = _reintegration(reintegration or {}, original_shares)
         self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
                      contents=contents, new_municipality=new_municipality, legislation_of=legislation_of)
         if self.kind in NEW_MUNICIPALITY_KINDS:
@@ -176,12 +177,24 @@ class Law:
                      figures=judgement.figures)
 
 
-def _reintegration(shares: dict[str, Any]) -> dict[str, str]:
-    """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1)."""
+def _reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None) -> dict[str, str]:
+    """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1).
+
+    When the registry knows the municipality's origins and their proportion (`original`: it was created by a case
+    recorded here), the law's shares must be exactly those, and a law that states none is given them; otherwise
+    the law's shares are recorded as it states them."""
+    if not shares and original:
+        shares = dict(original)
     if not shares:
         raise refuse("art-37-par-unico", "the law states the origin(s) the territory returns to, with shares")
     parsed = {code: Fraction(str(value)) for code, value in shares.items()}
     if sum(parsed.values()) != 1 or any(v <= 0 for v in parsed.values()):
         raise refuse("art-37-par-unico", Sentence("the reintegration shares must be positive and add up to 1, not %(sum)s",
                                                   sum=str(sum(parsed.values()))))
+    if original is not None and parsed != original:
+        raise refuse("art-37-par-unico", Sentence(
+            "the territory returns to the municipality's origins in their original proportion, %(original)s, not "
+            "%(given)s", original=Listing(f"{code}: {share}" for code, share in sorted(original.items())),
+            given=Listing(f"{code}: {share}" for code, share in sorted(parsed.items()))),
+            original={code: str(share) for code, share in original.items()})
     return {code: str(value) for code, value in parsed.items()}
