@@ -82,7 +82,7 @@ def test_every_demo_case_renders_a_pdf_naming_its_number_every_act_and_the_signe
             named = labels.get(event["type"].removeprefix("Case."), {event["type"]})
             assert any(label in text for label in named), (event["type"], named)
         for deadline in demo.get(f"/cases/{number}/deadlines").get_json():
-            assert deadline["rule"] in text and deadline["article"] in text
+            assert deadline["rule"] in text and deadline["article"] in solid  # a long article id may wrap
 
 
 def test_the_dossier_of_a_petition_lists_the_art_9_documents_it_cites(demo):
