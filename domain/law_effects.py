@@ -34,9 +34,11 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
         return parts
 
     def shifted(code: str, delta: dict[str, Any], sign: int) -> dict[str, Any]:
+        """`code`'s figures after the move: a known figure moved by an unknown part becomes unknown from the law's
+        day (None), never left at its value before the law; an unknown one stays unknown."""
         now = figures_of(code)
-        return {name: now[name] + sign * delta[name] for name in FIGURES
-                if now.get(name) is not None and delta.get(name) is not None}
+        return {name: None if delta.get(name) is None else now[name] + sign * delta[name] for name in FIGURES
+                if now.get(name) is not None}
 
     if kind in DISTRICT_KINDS:
         registry[case.municipalities[0]].change_district(
