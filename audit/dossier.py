@@ -146,7 +146,7 @@ def _cover(app: Any, case: Case) -> dict[str, Any]:
             "last_act_on": case.last_act_on.isoformat() if case.last_act_on else None,
             "proposed_name": _text(case.proposed_name), "district": _text(case.district), "territories": territories,
             "impediments": [{"article": _text(i.get("article")), "message": _text(i.get("message"))}
-                            for i in case.impediments]}
+                            for i in case.impediments_on(app.statute, app.today())]}
 
 
 def _name(app: Any, code: str) -> str | None:

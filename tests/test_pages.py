@@ -196,6 +196,14 @@ def test_an_auditor_sees_no_write_control_on_the_case_file(api):
         assert re.findall(r'<form method="post" action="([^"]+)"', page) == ["/sessao/sair"], path
 
 
+def test_a_case_the_federal_gate_holds_shows_it_as_an_open_impediment_and_a_concluded_1992_case_does_not(api):
+    """CF art. 18 §4: the 2026 creation waits on the gate; the 1992 one was enacted before it."""
+    sign_in(api.client, api.token("auditor"))
+    held = text(api.client.get(f"/processos/{WAITING}"))
+    assert "Impedimentos em aberto" in held and "cf-art-18-par-4 : nenhuma lei complementar federal fixa" in held
+    assert "Impedimentos em aberto" not in text(api.client.get(f"/processos/{CASE_1991}"))
+
+
 def test_the_mesa_sees_which_next_acts_it_may_record(api):
     sign_in(api.client, api.token("assembly-mesa"))
     page = api.client.get(f"/processos/{WAITING}").get_data(as_text=True)

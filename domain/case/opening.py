@@ -18,6 +18,7 @@ from domain.rules import ART_4_ITEMS, amount, check_signatures
 
 if TYPE_CHECKING:
     from domain.case import Case
+    from domain.parameters import Statute
 
 
 class Opening:
@@ -74,10 +75,7 @@ class Opening:
                                  missing=missing)
         closed_since, gate_versions = federal_gate(ctx, kind)
         versions.update(gate_versions)
-        impediments = [] if closed_since is None else [{
-            "article": "cf-art-18-par-4",
-            "message": "no federal complementary law sets the period for this act (EC 15/1996); the law "
-                       "enacting it will be refused while the gate is closed"}]
+        impediments = [] if closed_since is None else [dict(GATE_IMPEDIMENT)]
         freezing = kind in MUNICIPAL_KINDS
         freezes = municipalities + ([receiving] if receiving else []) if freezing else []
         return cls._start(  # type: ignore[attr-defined]
@@ -94,6 +92,18 @@ class Opening:
         if not reason.strip():
             raise InvalidActError("reason", "an archive states its reason")
         self._record(self.CaseArchived, ctx, article="art-16-par-unico", reason=reason)
+
+    def impediments_on(self: Case, statute: Statute, day: date) -> list[dict[str, str]]:
+        """CF art. 18 §4: what stands in the way of the case's law on `day`, judged then, not only at the opening.
+
+        Until its law is enacted (or it is archived), a case of a gated kind shows the federal gate as an open
+        impediment on every day the gate is closed, whenever it was opened (a case opened on 1996-09-12, read on a
+        later day), and none on a day a federal period is open (after an amendment opening one) or before the gate
+        came into force. Once the law is enacted there is none; an archived case keeps what it recorded."""
+        if self.law is not None or self.archived:
+            return list(self.impediments)
+        closed_since, _ = gate_closed_since(statute, self.kind, day)
+        return [dict(GATE_IMPEDIMENT)] if closed_since is not None else []
 
     @property
     def article_of_opening(self) -> str:
@@ -165,7 +175,19 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
 
 def federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:
     """CF art. 18 §4 on the act's date: since when the gate is closed for this kind (None: open), and versions."""
-    gated = ctx.statute.in_force("cf-art-18-par-4.gated-kinds", ctx.occurred_on)
-    period = ctx.statute.in_force("cf-art-18-par-4.federal-period", ctx.occurred_on)
+    return gate_closed_since(ctx.statute, kind, ctx.occurred_on)
+
+
+def gate_closed_since(statute: Statute, kind: str, day: date) -> tuple[date | None, dict[str, str]]:
+    """CF art. 18 §4 on `day`: since when the gate is closed for `kind` (None: open), and the versions used."""
+    gated = statute.in_force("cf-art-18-par-4.gated-kinds", day)
+    period = statute.in_force("cf-art-18-par-4.federal-period", day)
     closed = kind in gated.value and period.value == "closed"
     return (period.effective_from if closed else None), {gated.id: gated.version, period.id: period.version}
+
+
+#: What a case of a gated kind shows while the gate is closed (CF art. 18 §4, EC 15/1996).
+GATE_IMPEDIMENT = {
+    "article": "cf-art-18-par-4",
+    "message": "no federal complementary law sets the period for this act (EC 15/1996); the law enacting it will be "
+               "refused while the gate is closed"}
