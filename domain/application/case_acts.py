@@ -12,8 +12,8 @@ from domain.case import NEW_MUNICIPALITY_KINDS, Case
 from domain.case.kinds import DISTRICT_KINDS
 from domain.errors import InvalidActError, Sentence
 from domain.law_effects import law_effects
-from domain.numbering import CaseNumbering
 from domain.names import ToponymList
+from domain.numbering import CaseNumbering
 from domain.registry import Municipality, ToponymRegister
 
 
