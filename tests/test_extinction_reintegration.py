@@ -1,7 +1,7 @@
 """Art. 37 par. ún.: an extinct municipality is reintegrated into the municipality or municipalities it came from,
 "observando-se ... a mesma proporção territorial originariamente existente". When the registry knows its origins
 (a creation recorded here made it), the law's shares must be theirs; otherwise they are recorded as the law
-states them."""
+states them (a seeded municipality: tests/test_article_rules.py's extinction of Jordão)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import date
 from fractions import Fraction
 
 from domain.demo import GOVERNOR, GUIOMARD, IBGE, MESA, PLACIDO, TRE, creation_1992
-from tests.test_article_rules import JORDAO, TARAUACA, XAPURI, new_app, refused
+from tests.test_article_rules import XAPURI, new_app, refused
 
 #: Extrema (case LC35-1991-0001) took 420.5 km² from Plácido de Castro and 180 km² from Senador Guiomard.
 ORIGINAL = {PLACIDO: Fraction("420.5") / Fraction("600.5"), GUIOMARD: Fraction(180) / Fraction("600.5")}
@@ -59,12 +59,3 @@ def test_reintegrating_a_municipality_made_here_in_halves_is_refused_naming_the_
                                                        reintegration={PLACIDO: "1/2", GUIOMARD: "1/2"}),
                       article="art-37-par-unico", contains=("841/1201",))
     assert refusal.figures["original"] == {c: str(s) for c, s in ORIGINAL.items()}
-
-
-def test_a_seeded_municipality_whose_origins_the_registry_does_not_know_is_reintegrated_as_the_law_states():
-    app = new_app()
-    case = app.open_case(MESA, date(2026, 3, 2), kind="extinction", municipalities=[JORDAO]).number
-    app.certify_extinction_request(case, TRE, date(2026, 3, 5), valid_signatures=2000, registered_voters=3000)
-    app.record_finding(case, IBGE, date(2026, 3, 6), item="art-4-I", value=1200, document="Laudo")
-    app.enact_law(case, GOVERNOR, date(2026, 3, 20), law="LC 1", reintegration={TARAUACA: "1"})
-    assert app.municipality(JORDAO).ceased["into"] == [TARAUACA]

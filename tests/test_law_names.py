@@ -8,9 +8,10 @@ from datetime import date
 
 from domain.demo import CCJ, GOVERNOR, PRESIDENT, TRE, municipal
 from tests.test_article_rules import (
-    ACRELANDIA, BUJARI, CAPIXABA, FAVOURABLE, LAW, new_app, open_creation, plebiscite, record_findings,
-    record_origin, refused,
+    ACRELANDIA, CAPIXABA, FAVOURABLE, LAW, new_app, open_creation, plebiscite, record_findings, record_origin,
+    refused,
 )
+from tests.test_unknown_figures_after_a_law import incorporate_bujari  # Bujari ceases on 1993-05-01
 
 CONTENTS = {key: value for key, value in LAW.items() if key != "law"}
 
@@ -47,21 +48,6 @@ def test_a_fusion_named_after_a_municipality_that_is_not_one_of_its_origins_is_r
                                              **CONTENTS), article="art-17-par-unico", contains=("Xapuri",))
 
 
-def incorporated_bujari(app) -> None:  # noqa: ANN001
-    """Bujari is incorporated into Capixaba by a law of 1993-05-01."""
-    record_origin(app, BUJARI, date(1993, 1, 1), area_km2="3000", population=5000, voters=3000,
-                  revenue="100000", buildings=300)
-    record_origin(app, CAPIXABA, date(1993, 1, 1), area_km2="1700", population=60000, voters=35000,
-                  revenue="2000000", buildings=4000)
-    case = app.open_case(GOVERNOR, date(1993, 3, 1), kind="incorporation", municipalities=[BUJARI],
-                         receiving=CAPIXABA).number
-    for code in (BUJARI, CAPIXABA):
-        app.record_council_decree(case, municipal("council", code), date(1993, 3, 5), municipality=code,
-                                  decree="DL 1/1993", seats=9, yes_votes=5)
-    plebiscite(app, case, date(1993, 3, 10))
-    app.enact_law(case, GOVERNOR, date(1993, 5, 1), law="Lei 2/1993")
-
-
 def creation_from_capixaba_ready_for_law(app, opened: date) -> str:  # noqa: ANN001
     record_origin(app, CAPIXABA, date(1993, 1, 1), area_km2="1700", population=60000, voters=35000,
                   revenue="2000000", buildings=4000)
@@ -73,7 +59,7 @@ def creation_from_capixaba_ready_for_law(app, opened: date) -> str:  # noqa: ANN
 
 def test_a_creation_named_after_a_municipality_that_ceased_before_its_law_is_enacted():
     app = new_app()
-    incorporated_bujari(app)
+    incorporate_bujari(app, voters=3000, revenue="100000.00", buildings=300)
     case = creation_from_capixaba_ready_for_law(app, date(1995, 1, 10))
     app.enact_law(case, GOVERNOR, date(1995, 3, 1), name="Bujari", **LAW)
     assert app.get_case(case).law["name"] == "Bujari"
@@ -83,7 +69,7 @@ def test_a_creation_named_after_a_municipality_still_existing_on_its_law_s_day_i
     """The day before Bujari's incorporation law, its name is that of an existing municipality."""
     app = new_app()
     case = creation_from_capixaba_ready_for_law(app, date(1993, 1, 4))
-    incorporated_bujari(app)
+    incorporate_bujari(app, voters=3000, revenue="100000.00", buildings=300)
     refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1993, 4, 30), name="Bujari", **LAW),
             article="art-17-par-unico", contains=("Bujari",))
 
@@ -98,6 +84,6 @@ def test_a_creation_named_after_an_origin_that_goes_on_existing_is_refused():
 def test_a_creation_named_after_a_municipality_that_ceases_the_same_day_by_another_law_is_enacted():
     app = new_app()
     case = creation_from_capixaba_ready_for_law(app, date(1993, 1, 4))
-    incorporated_bujari(app)
+    incorporate_bujari(app, voters=3000, revenue="100000.00", buildings=300)
     app.enact_law(case, GOVERNOR, date(1993, 5, 1), name="Bujari", **LAW)
     assert app.get_case(case).law["name"] == "Bujari"
