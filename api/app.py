@@ -37,6 +37,7 @@ from api.documents import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_CEILING
 from api.errors import PROBLEM_JSON, ProblemSchema
 from api.examples import ExamplesPlugin
 from api.fields import PathSegment, path_segment_schema
+from domain.subscriptions import parse_private_urls
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
             "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
@@ -95,11 +96,9 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"TRAMITA_MAX_DOCUMENT_BYTES: {merged['TRAMITA_MAX_DOCUMENT_BYTES']!r} is not a number of "
                          f"bytes from 1 to {MAX_DOCUMENT_BYTES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
-    private = merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS", "").strip().lower()
-    if private not in ("", "0", "1", "false", "true"):
-        raise ValueError(f"TRAMITA_SUBSCRIPTION_PRIVATE_URLS: {private!r} is not 1 or 0")
+    private = parse_private_urls(merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS"))
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
-            "max_body_bytes": int(raw_limit), "subscription_private_urls": private in ("1", "true"),
+            "max_body_bytes": int(raw_limit), "subscription_private_urls": private,
             "max_document_bytes": int(raw_document)}
 
 

@@ -130,7 +130,32 @@ def _internal(host: str) -> bool:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    return internal_address(address)
+
+
+def internal_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """An address of the deployment's own network: loopback, private, link-local or unspecified (an IPv4 address
+    written as IPv6, `::ffff:127.0.0.1`, judged as the IPv4 one)."""
+    mapped = getattr(address, "ipv4_mapped", None)
+    if mapped is not None:
+        address = mapped
     return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+
+
+def parse_private_urls(text: str | None) -> bool:
+    """TRAMITA_SUBSCRIPTION_PRIVATE_URLS: `1`/`true` or `0`/`false` (unset: false), read by the API and the
+    scheduler alike."""
+    value = (text or "").strip().lower()
+    if value not in ("", "0", "1", "false", "true"):
+        raise ValueError(f"TRAMITA_SUBSCRIPTION_PRIVATE_URLS: {value!r} is not 1 or 0")
+    return value in ("1", "true")
+
+
+def internal_allowed(subscription: Any, *, private_urls: bool) -> bool:
+    """May the scheduler deliver this subscription's alerts to an address of its own network? Only one an
+    operator made (from the command line: no token), or any when the deployment allows them
+    (TRAMITA_SUBSCRIPTION_PRIVATE_URLS); a body's subscription whose name resolves there is not delivered."""
+    return subscription.token_id is None or private_urls
 
 
 def scope_for(actor: Actor, *, role: str | None, municipality: str | None) -> tuple[str | None, str | None]:

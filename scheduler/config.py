@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from domain.subscriptions import parse_private_urls
+
 DEFAULT_CRON = "*/15 * * * *"
 #: When the audit log signs a checkpoint (hourly, on the hour, Rio Branco time).
 DEFAULT_CHECKPOINT_CRON = "0 * * * *"
@@ -46,6 +48,8 @@ class SchedulerConfig:
     checkpoint_cron: str = DEFAULT_CHECKPOINT_CRON
     webhook_secret: str | None = field(default=None, repr=False)
     webhook_backoff_cap: float = DEFAULT_BACKOFF_CAP
+    #: TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may be delivered to the deployment's network.
+    subscription_private_urls: bool = False
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -110,7 +114,8 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
     TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
-    TRAMITA_CHECKPOINT_CRON), each overridden by its command-line option when given."""
+    TRAMITA_CHECKPOINT_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its command-line option when
+    given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
         if option is not None:
@@ -145,4 +150,5 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
                          if poll_leadership is not None else DEFAULT_POLL_LEADERSHIP),
         checkpoint_cron=(parse_cron(checkpoint_text, "TRAMITA_CHECKPOINT_CRON") if checkpoint_text is not None
                          else DEFAULT_CHECKPOINT_CRON),
+        subscription_private_urls=parse_private_urls(environ.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS")),
     )

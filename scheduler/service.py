@@ -156,7 +156,7 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
     subscribers = None
     if app.subscription_keys is not None:
         subscribers = Subscribers(app, store, log, config.webhook_tries, config.webhook_backoff_cap,
-                                  dict(webhook_options or {}))
+                                  dict(webhook_options or {}), private_urls=config.subscription_private_urls)
     elif unserved := len(app.subscriptions_in_force()):
         log("subscriptions-off", subscriptions=unserved,
             reason="no subscription key (TRAMITA_SUBSCRIPTION_KEY): no subscription is served")

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import timezone
 from typing import Any
 from uuid import UUID
 
 from domain.alerts import Alert
 from domain.application import Tramita
-from domain.subscriptions import Subscription
+from domain.subscriptions import Subscription, internal_allowed
 from projections import queries
 from projections.store import Store
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.scan import SCHEDULER
-from scheduler.webhook import Webhook
+from scheduler.webhook import Webhook, post_signed
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Subscribers:
     backoff_cap: float
     options: dict[str, Any] = field(default_factory=dict)
     """More `Webhook` options (tests: the POST, the sleep, the jitter, the clock)."""
+    private_urls: bool = False
+    """TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may reach the deployment's own network."""
     workers: dict[str, tuple[Subscription, Webhook]] = field(default_factory=dict)
     retired: list[Webhook] = field(default_factory=list)
 
@@ -63,8 +66,12 @@ class Subscribers:
         def record(alert_id: UUID, tries: int, error: str | None) -> None:
             self.app.record_alert_delivery(alert_id, SCHEDULER, tries=tries, error=error, subscription=subscription_id)
 
+        options = dict(self.options)
+        if "post" not in options:  # a body's subscription reaches only public addresses, however its name resolves
+            options["post"] = partial(post_signed, public_only=not internal_allowed(
+                subscription, private_urls=self.private_urls))
         return Webhook(subscription.url, record, tries=self.tries, secret=self.app.webhook_secret(subscription),
-                       backoff_cap=self.backoff_cap, log=self.log, subscription=str(subscription_id), **self.options)
+                       backoff_cap=self.backoff_cap, log=self.log, subscription=str(subscription_id), **options)
 
     def submit(self, alert: Alert, fields: dict[str, Any]) -> int:
         """Queue the alert for every subscription it matches that was made before it was raised; how many."""

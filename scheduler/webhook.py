@@ -25,6 +25,7 @@ stopped first, or `failed`): a webhook that was down is caught up on the next st
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import queue
 import random
@@ -39,6 +40,8 @@ from uuid import UUID
 
 from standardwebhooks import Webhook as Signer
 
+from domain.subscriptions import internal_address
+
 #: Seconds one try may take, from connecting to the answer's status and headers, before it counts as failed.
 TIMEOUT = 10.0
 #: Seconds the pause before the second try may reach (doubling before each later one, up to the cap).
@@ -52,11 +55,21 @@ class DeliveryError(Exception):
     """The webhook did not accept the alert."""
 
 
-def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: float = TIMEOUT) -> None:
-    """POST `body` with `headers`; anything but a 2xx answer within `timeout` seconds raises DeliveryError."""
+def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: float = TIMEOUT,
+                public_only: bool = False) -> None:
+    """POST `body` with `headers`; anything but a 2xx answer within `timeout` seconds raises DeliveryError.
+
+    `public_only`: the host's name is resolved first, and when any of its addresses is one of the deployment's
+    own network (loopback, private, link-local: `domain.subscriptions.internal_address`) nothing is sent; else the
+    connection goes to the address that was judged, not to a second resolution (which a receiver's DNS could
+    answer differently), with the name kept for the `Host` header and TLS."""
     parts = urlsplit(url)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     connection = kind(parts.hostname or "", parts.port, timeout=timeout)
+    if public_only:
+        address = public_address(parts.hostname or "", connection.port)
+        connection._create_connection = (  # type: ignore[attr-defined] # http.client's own hook for its socket
+            lambda _host_port, conn_timeout, source: socket.create_connection(address, conn_timeout, source))
     cut = threading.Event()
 
     def cut_off() -> None:  # the deadline: whatever the receiver is still (not) sending, stop waiting for it
@@ -87,6 +100,22 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
         raise DeliveryError(f"HTTP {status} (redirects are not followed)")
     if not 200 <= status < 300:
         raise DeliveryError(f"HTTP {status}")
+
+
+def public_address(host: str, port: int) -> tuple[Any, ...]:
+    """The address to connect to for `host`, when none of those it resolves to is of the deployment's own
+    network; DeliveryError otherwise (naming the address) or when it does not resolve."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as error:
+        raise DeliveryError(f"{host} does not resolve: {error}") from None
+    for *_, address in found:
+        if internal_address(ipaddress.ip_address(address[0].split("%", 1)[0])):
+            raise DeliveryError(f"{host} resolves to {address[0]}, an address of the deployment's own network "
+                                "(loopback, private or link-local): not sent")
+    if not found:
+        raise DeliveryError(f"{host} does not resolve")
+    return found[0][4][:2]
 
 
 def full_jitter(ceiling: float) -> float:

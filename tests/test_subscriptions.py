@@ -71,7 +71,7 @@ def subscribe(api: ApiHarness, token_role: str, url: str, token_municipality: st
 
 def scheduler_once(api: ApiHarness, lines: list) -> int:
     api.clock.now = SCANNED
-    config = SchedulerConfig(api.url, webhook_tries=2)
+    config = SchedulerConfig(api.url, webhook_tries=2, subscription_private_urls=True)  # as the API's (127.0.0.1)
     return run(config, api.app, api.store, NoLeadership(), stop=threading.Event(),
                log=lambda event, **fields: lines.append((event, fields)), once=True, webhook_options=FAST)
 
@@ -113,7 +113,7 @@ def test_a_receiver_that_never_answers_holds_back_neither_the_other_bodys_delive
     api.clock.now = SCANNED
     lines: list = []
     log = lambda event, **fields: lines.append((event, fields))  # noqa: E731
-    subscribers = Subscribers(api.app, api.store, log, tries=1, backoff_cap=1.0, options=FAST)
+    subscribers = Subscribers(api.app, api.store, log, tries=1, backoff_cap=1.0, options=FAST, private_urls=True)
     scanner = Scanner(api.app, api.store, api.projector, (5, 1), log, subscribers=subscribers)
     try:
         result = scanner.scan()  # returns at once: the deliveries are the workers'

@@ -1,0 +1,111 @@
+"""A body's subscription is delivered only to public addresses, however its receiver's name resolves: the
+scheduler resolves the name, sends nothing when any address is of the deployment's own network (loopback,
+private, link-local), and connects to the address it judged, not to a second resolution. An operator's
+subscription, and every one when TRAMITA_SUBSCRIPTION_PRIVATE_URLS allows it, may reach the deployment's network."""
+
+from __future__ import annotations
+
+import socket
+from types import SimpleNamespace
+
+import pytest
+
+from domain.subscriptions import internal_allowed, parse_private_urls
+from scheduler import webhook
+from scheduler.config import load
+from scheduler.subscribers import Subscribers
+from scheduler.webhook import DeliveryError, post_signed
+from tests.test_scheduler_webhook import Server
+
+NAME = "receiver.example"
+
+
+def resolving_to(monkeypatch, *addresses: str) -> None:  # noqa: ANN001
+    """Make NAME resolve to `addresses` (every other name as it does)."""
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):  # noqa: ANN001, ANN202
+        if host != NAME:  # the test's own receiver, on 127.0.0.1
+            return real(host, port, *args, **kwargs)
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+                for a in addresses]
+
+    monkeypatch.setattr(webhook.socket, "getaddrinfo", getaddrinfo)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.9", "169.254.169.254", "::1",
+                                     "::ffff:127.0.0.1", "0.0.0.0"])
+def test_a_name_resolving_to_the_deployment_s_own_network_is_not_sent_to(monkeypatch, address):
+    resolving_to(monkeypatch, "93.184.216.34", address)
+    connected = []
+    monkeypatch.setattr(webhook.socket, "create_connection", lambda *a, **k: connected.append(a))
+    with pytest.raises(DeliveryError, match=rf"{NAME} resolves to {address}, an address of the deployment's own"):
+        post_signed(f"http://{NAME}/alerts", b"{}", {}, public_only=True)
+    assert connected == []
+
+
+def test_a_name_that_does_not_resolve_is_a_failed_try(monkeypatch):
+    def getaddrinfo(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(webhook.socket, "getaddrinfo", getaddrinfo)
+    with pytest.raises(DeliveryError, match=f"{NAME} does not resolve"):
+        post_signed(f"http://{NAME}/alerts", b"{}", {}, public_only=True)
+
+
+def test_a_public_name_is_connected_to_at_the_address_judged_with_its_name_in_the_host_header(monkeypatch):
+    receiver = Server([204])
+    try:
+        resolving_to(monkeypatch, "93.184.216.34")
+        port = receiver.http.server_address[1]
+        asked: list[tuple] = []
+        real = socket.create_connection
+
+        def create_connection(address, *args, **kwargs):  # noqa: ANN001, ANN202 - the judged address, rerouted
+            asked.append(address)
+            return real(("127.0.0.1", port), *args, **kwargs)
+
+        monkeypatch.setattr(webhook.socket, "create_connection", create_connection)
+        post_signed(f"http://{NAME}:{port}/alerts", b'{"a": 1}', {"webhook-id": "x"}, public_only=True)
+        assert asked == [("93.184.216.34", port)]
+        assert receiver.requests[0].headers["Host"] == f"{NAME}:{port}"
+    finally:
+        receiver.close()
+
+
+def test_without_public_only_the_operators_webhook_reaches_the_deployment_s_network():
+    receiver = Server([204])
+    try:
+        post_signed(receiver.url, b"{}", {})  # 127.0.0.1: the operators' own webhook, as configured
+        assert len(receiver.requests) == 1
+    finally:
+        receiver.close()
+
+
+@pytest.mark.parametrize(("token_id", "private_urls", "public_only"), [
+    ("a-body-token", False, True), (None, False, False), ("a-body-token", True, False)],
+    ids=["a-body-s", "an-operator-s", "a-body-s-when-the-deployment-allows-private-urls"])
+def test_which_subscriptions_are_delivered_only_to_public_addresses(token_id, private_urls, public_only):
+    subscription = SimpleNamespace(id="s-1", url=f"http://{NAME}/alerts", token_id=token_id)
+    assert internal_allowed(subscription, private_urls=private_urls) is not public_only
+    app = SimpleNamespace(webhook_secret=lambda s: "whsec_" + "A" * 43 + "=",
+                          record_alert_delivery=lambda *a, **k: None)
+    subscribers = Subscribers(app, None, lambda *a, **k: None, 1, 1.0, private_urls=private_urls)
+    hook = subscribers._webhook(subscription)
+    try:
+        assert hook.post.func is post_signed and hook.post.keywords == {"public_only": public_only}
+    finally:
+        hook.close(5)
+
+
+@pytest.mark.parametrize(("text", "allowed"), [(None, False), ("", False), ("0", False), ("false", False),
+                                               ("1", True), ("true", True), (" TRUE ", True)])
+def test_the_scheduler_reads_the_same_private_urls_setting_as_the_api(text, allowed, tmp_path):
+    assert parse_private_urls(text) is allowed
+    environ = {} if text is None else {"TRAMITA_SUBSCRIPTION_PRIVATE_URLS": text}
+    assert load(environ, f"sqlite:///{tmp_path / 'x.sqlite'}").subscription_private_urls is allowed
+
+
+def test_a_malformed_private_urls_setting_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="TRAMITA_SUBSCRIPTION_PRIVATE_URLS: 'yes' is not 1 or 0"):
+        load({"TRAMITA_SUBSCRIPTION_PRIVATE_URLS": "yes"}, f"sqlite:///{tmp_path / 'x.sqlite'}")
