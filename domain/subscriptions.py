@@ -134,12 +134,13 @@ def _internal(host: str) -> bool:
 
 
 def internal_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """An address of the deployment's own network: loopback, private, link-local or unspecified (an IPv4 address
-    written as IPv6, `::ffff:127.0.0.1`, judged as the IPv4 one)."""
+    """Not an address of the public Internet: loopback, private, link-local, unspecified, and every other range
+    IANA does not route globally (shared 100.64.0.0/10, documentation, benchmarking, reserved) or multicast; an
+    IPv4 address written as IPv6 (`::ffff:127.0.0.1`) judged as the IPv4 one."""
     mapped = getattr(address, "ipv4_mapped", None)
     if mapped is not None:
         address = mapped
-    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+    return not address.is_global or address.is_multicast
 
 
 def parse_private_urls(text: str | None) -> bool:

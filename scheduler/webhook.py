@@ -112,7 +112,7 @@ def public_address(host: str, port: int) -> tuple[Any, ...]:
     for *_, address in found:
         if internal_address(ipaddress.ip_address(address[0].split("%", 1)[0])):
             raise DeliveryError(f"{host} resolves to {address[0]}, an address of the deployment's own network "
-                                "(loopback, private or link-local): not sent")
+                                "(loopback, private, link-local or another range not routed on the Internet): not sent")
     if not found:
         raise DeliveryError(f"{host} does not resolve")
     return found[0][4][:2]

@@ -34,7 +34,8 @@ def resolving_to(monkeypatch, *addresses: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.9", "169.254.169.254", "::1",
-                                     "::ffff:127.0.0.1", "0.0.0.0"])
+                                     "::ffff:127.0.0.1", "0.0.0.0", "100.64.0.1", "fc00::1", "192.0.2.1",
+                                     "224.0.0.1"])
 def test_a_name_resolving_to_the_deployment_s_own_network_is_not_sent_to(monkeypatch, address):
     resolving_to(monkeypatch, "93.184.216.34", address)
     connected = []
