@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
-from domain.acts import Actor
 from domain.application import Tramita
 from domain.demo import MESA, municipal
 from tests.test_article_rules import TARAUACA, district_case, open_creation, refused
-from tramita.persistence import persistence_env
+from tests.test_statute_amendments import new_app
 
 FROZEN_ON = date(2026, 6, 1)
 
@@ -21,8 +20,7 @@ LATER = datetime(2028, 6, 30, 15, tzinfo=timezone.utc)
 
 def frozen_district_case(district: str = "Vila Jurupari", buildings: int = 45) -> tuple[Tramita, str, str]:
     """A creation case freezes Tarauacá from 2026-06-01; the Mayor's district petition follows on 2026-07-01."""
-    app = Tramita(persistence_env("memory://"), clock=lambda: LATER)
-    app.seed_registry(Actor("ibge-t", "ibge"), date(1991, 12, 18))
+    app = new_app(clock=lambda: LATER)
     blocking = open_creation(app, FROZEN_ON, (TARAUACA,))
     return app, blocking, district_case(app, TARAUACA, date(2026, 7, 1), district=district, buildings=buildings)
 
