@@ -12,6 +12,14 @@ accepted (or from its first byte after a keep-alive pause) to send its request, 
 seconds are closed. A thread's own reads (a larger or chunked body) and writes (the response) wait IO_TIMEOUT
 seconds at most each. gunicorn's own error answers (400, 414, 431, 500, ...) are problem+json, like the app's.
 
+Connections spread over the workers. Every worker watches the one listening socket, and the worker that wins a
+new connection keeps it (and its kept-alive requests): left alone, the worker that just served a request wins
+nearly every time, and the 16 connections of a client pool, or of a proxy's upstream keep-alive, all land on one
+worker while the others idle (half the throughput on two workers, measured). So a worker already holding at least
+as many connections as it has threads lets a new one wait ACCEPT_DEFER seconds for each connection beyond that
+(ACCEPT_DEFER_CAP at most) before it takes it, no longer watching the socket meanwhile: a less busy worker takes
+it first; if none did, the deferring worker takes it when its wait is over. A single worker never defers.
+
 Configuration, lowest precedence first: tramita's settings below (DEFAULTS), a gunicorn configuration file
 (`tramita serve -c FILE`, else TRAMITA_GUNICORN_CONFIG, else a `-c FILE` in GUNICORN_CMD_ARGS), GUNICORN_CMD_ARGS,
 then `tramita serve --bind/--workers` when given. In production a reverse proxy (nginx, docs/nginx.conf) stands in
@@ -52,6 +60,10 @@ KEEPALIVE = 5
 THREADS = 4
 #: Bytes read from a connection at a time while its request arrives.
 READ_CHUNK = 64 * 1024
+#: Seconds a worker holding `threads` connections or more lets a new one wait, per connection beyond that, for a
+#: less busy worker to take it; and the longest such wait.
+ACCEPT_DEFER = 0.002
+ACCEPT_DEFER_CAP = 0.025
 
 #: tramita's gunicorn settings (a configuration file, GUNICORN_CMD_ARGS and the command line override them).
 DEFAULTS: dict[str, Any] = {
@@ -203,12 +215,42 @@ class TramitaWorker(ThreadWorker):
         util.write_error = write_problem  # this worker process's own error answers are problem+json
         self._arriving: dict[Connection, None] = {}  # by deadline: each joins with now + REQUEST_TIMEOUT
         self._stop_deadline: float | None = None
+        #: While a new connection is left for a less busy worker (see the module's docstring): until when.
+        self._deferring_until: float | None = None
         super().init_process()
 
     def _reads_off_thread(self, client: Any) -> bool:
         return not self.cfg.is_ssl and not negotiation.prior_knowledge_allowed(self.cfg, client)
 
     def accept(self, listener: socket.socket) -> None:
+        """A new connection is waiting: taken now, unless this worker is busy enough to leave it to another."""
+        beyond = self.nr_conns - self.cfg.threads + 1
+        if self.cfg.workers > 1 and beyond > 0:
+            self._deferring_until = time.monotonic() + min(ACCEPT_DEFER_CAP, ACCEPT_DEFER * beyond)
+            super().set_accept_enabled(False)
+            return
+        self._take(listener)
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        """gunicorn's loop enables accepting whenever it has room; not while a new connection is left to others."""
+        super().set_accept_enabled(enabled and self._deferring_until is None)
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        """gunicorn's wait for events, woken when a deferral ends: then the connection still waiting, if no other
+        worker took it, is taken here, and the socket is watched again."""
+        if self._deferring_until is not None:
+            left = self._deferring_until - time.monotonic()
+            if left > 0:
+                timeout = min(timeout, left)
+            else:
+                self._deferring_until = None
+                if self.alive:  # stopping: gunicorn's loop no longer accepts
+                    for listener in self.sockets:
+                        self._take(listener)
+                    self.set_accept_enabled(self.nr_conns < self.worker_connections)
+        super().wait_for_and_dispatch_events(timeout)
+
+    def _take(self, listener: socket.socket) -> None:
         try:
             raw, client = listener.accept()
         except OSError as error:

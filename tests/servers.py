@@ -171,3 +171,30 @@ def until_closed(connections: list[socket.socket], seconds: float, meanwhile: Ca
     finally:
         for connection in connections:
             connection.close()
+
+
+def connections_by_worker(served: Served) -> dict[int, int]:
+    """How many established client connections each of the server's worker processes holds (Linux /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            local_port, state, inode = int(fields[1].rsplit(":", 1)[1], 16), fields[3], fields[9]
+            if local_port == served.port and state == "01":  # ESTABLISHED, on the server's side
+                inodes.add(f"socket:[{inode}]")
+    held = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != served.process.pid:
+                continue
+            links = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except OSError:
+            continue
+        held[int(entry.name)] = sum(link in inodes for link in links)
+    return held

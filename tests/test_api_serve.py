@@ -3,7 +3,9 @@ connections hold no worker, gunicorn's own refusals are problem+json, its settin
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
 from datetime import datetime
 from functools import partial
 from http import HTTPStatus
@@ -11,9 +13,9 @@ from http import HTTPStatus
 import pytest
 
 from tramita.cli import main
-from api.serve import MAX_HEAD_BYTES, REQUEST_TIMEOUT, Gunicorn
+from api.serve import MAX_HEAD_BYTES, REQUEST_TIMEOUT, THREADS, Gunicorn
 from domain.application import LEGAL_TIMEZONE
-from tests.servers import idle_connections, raw_answer, request, serving, until_closed
+from tests.servers import START_SECONDS, connections_by_worker, idle_connections, raw_answer, request, serving, until_closed
 
 IDLE_CONNECTIONS = 50
 #: Seconds past REQUEST_TIMEOUT by which the server has closed an idle connection (its loop looks every second).
@@ -94,6 +96,44 @@ def test_fifty_idle_connections_leave_health_and_acts_answering_within_a_second_
             assert status == 200, body
 
         until_closed(idle, REQUEST_TIMEOUT + CLOSING_GRACE, health_and_an_act_answer_within_a_second)
+
+
+@pytest.mark.slow
+def test_kept_alive_connections_opened_one_after_another_spread_over_the_workers(database, tmp_path):
+    """Left to gunicorn, the worker that has just answered takes the next connection too, and a client pool's
+    connections all end on one worker; a worker holding THREADS connections leaves the next to a less busy one."""
+    main(["migrate"])
+    count = 4 * THREADS
+    with serving(tmp_path, "--workers", "2") as server:
+        both_workers_serving(server)
+        held = kept_alive(server, count)
+    assert sum(held.values()) == count and len(held) == 2, held
+    assert min(held.values()) >= THREADS, held
+
+
+def kept_alive(server, count: int) -> dict[int, int]:
+    """Open `count` connections, each used and kept alive before the next is opened; the connections each worker
+    then holds (they are closed after)."""
+    connections = [http.client.HTTPConnection(server.host, server.port, timeout=30) for _ in range(count)]
+    try:
+        for connection in connections:
+            connection.request("GET", "/health")
+            response = connection.getresponse()
+            assert response.status == 200 and response.getheader("Connection", "").lower() != "close"
+            response.read()
+        return connections_by_worker(server)
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+def both_workers_serving(server) -> None:
+    """Until each of the two workers has taken a connection (the second may still be starting when the first
+    answers), however long a loaded machine takes."""
+    deadline = time.monotonic() + START_SECONDS
+    while sum(1 for held in kept_alive(server, 2 * THREADS).values() if held) < 2:
+        assert time.monotonic() < deadline, "the second worker took no connection"
+        time.sleep(0.1)
 
 
 @pytest.mark.slow
