@@ -210,3 +210,12 @@ def test_an_unsigned_deployment_says_it_has_no_key_and_no_checkpoint(tmp_path):
         assert "sem chave de assinatura" in text and "Nenhum checkpoint assinado" in text
     finally:
         api.close()
+
+
+def test_the_dossier_of_a_case_the_federal_gate_holds_states_the_impediment_in_portuguese(demo):
+    """CF art. 18 §4: the 2026 creation waits on the gate; its dossier's cover says so as its page does."""
+    cover = pdf_text(dossier_of(demo, "LC35-2026-0003").data)[0]
+    assert "Impedimentos em aberto" in cover
+    assert "cf-art-18-par-4: nenhuma lei complementar federal fixa o período para este ato" in cover
+    assert "no federal complementary law" not in cover
+    assert "Impedimentos em aberto" not in pdf_text(dossier_of(demo, "LC35-1991-0001").data)[0]
