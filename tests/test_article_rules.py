@@ -834,6 +834,44 @@ def test_the_administrator_list_is_not_sent_before_the_creation_law():
             article="art-20", error=ActOutOfOrderError)
 
 
+INSTALLED_ON = date(1993, 1, 1)
+LIST = ["Ana Souza", "Bento Lima", "Carla Reis"]
+
+
+def install(app: Tramita, case: str, on: date = INSTALLED_ON) -> None:
+    app.install_municipality(case, PRESIDENT, on, mayor="Prefeito Eleito", vice_mayor="Vice Eleita",
+                             councillors=[f"Vereador {n}" for n in range(1, 10)])
+
+
+def test_the_governor_s_list_sent_the_day_before_the_installation_is_admitted():
+    app = new_app()
+    case = creation_enacted(app)
+    app.send_administrator_list(case, GOVERNOR, INSTALLED_ON - timedelta(days=1), names=LIST)
+    install(app, case)
+    assert app.get_case(case).administrator_list == LIST
+
+
+@pytest.mark.parametrize("sent_on", [INSTALLED_ON, INSTALLED_ON + timedelta(days=1)])
+def test_the_governor_s_list_sent_on_or_after_the_installation_is_refused_under_art_20_which_sets_the_period(
+        sent_on):
+    """Art. 20: "no período compreendido entre a criação do Município e a sua instalação"; the installation
+    (Art. 19) ends that period, but the article that orders the list is Art. 20."""
+    app = new_app()
+    case = creation_enacted(app)
+    install(app, case)
+    refused(app, case, lambda: app.send_administrator_list(case, GOVERNOR, sent_on, names=LIST),
+            article="art-20", error=ActOutOfOrderError, contains=("municipality-installed",))
+
+
+def test_the_assembly_s_choice_after_the_installation_is_refused_under_art_20():
+    app = new_app()
+    case = creation_enacted(app)
+    app.send_administrator_list(case, GOVERNOR, INSTALLED_ON - timedelta(days=1), names=LIST)
+    install(app, case)
+    refused(app, case, lambda: app.appoint_administrator(case, PRESIDENT, INSTALLED_ON, administrator="Bento Lima"),
+            article="art-20", error=ActOutOfOrderError, contains=("municipality-installed",))
+
+
 # ============================================================================== Art. 28, 29, 30 (the councils)
 
 

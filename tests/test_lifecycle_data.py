@@ -90,6 +90,7 @@ def test_every_article_the_lifecycles_cite_is_of_the_form_the_statute_uses():
             cited += [entry["article"] for entry in value.values()]
             continue
         cited += [s["article"] for s in value["step"]] + [s["ordered_by"] for s in value["step"] if "ordered_by" in s]
+        cited += [s["closed_citing"] for s in value["step"] if "closed_citing" in s]
         cited += [c["article"] for c in value.get("conditions", {}).values()]
         cited += [e["article"] for e in value.get("excluded", [])]
     assert [article for article in cited if not ARTICLE_ID.match(article)] == []
@@ -263,3 +264,11 @@ def test_validation_finds_a_step_key_the_lifecycles_do_not_define(tmp_path):
     problems = broken(tmp_path, **{'once = true\nopens = ["result-communication"]':
                                    'once = true\nonly_once = true\nopens = ["result-communication"]'})
     assert any("unknown keys only_once" in p for p in problems)
+
+
+def test_validation_finds_a_closed_citing_that_is_no_article_id_or_closes_nothing(tmp_path):
+    problems = broken(tmp_path, **{'closed_citing = "art-20"': 'closed_citing = "Art. 20"',
+                                   'after = ["administrator-list-sent"]\nuntil = ["municipality-installed"]\n':
+                                   'after = ["administrator-list-sent"]\n'})
+    assert any("administrator-list-sent: article 'Art. 20' is not an article id" in p for p in problems)
+    assert any("administrator-appointed: closed_citing without until" in p for p in problems)

@@ -4,7 +4,8 @@ One admission for every act (`_admit`): the case is live, the legal date is soun
 (`competence.act` in force), and the lifecycle in force on the act's legal date (domain/statute/lifecycles.toml)
 orders it now. An act out of order is refused with `ActOutOfOrderError`, saying what is required and what was
 found, and citing: the step's `ordered_by` article when an act it follows is missing; the article of the act
-that closed its stage (`until`, or the act itself when done once); the named condition's article (`when`); the
+that closed its stage (`until`; the step's `closed_citing` when its own article states the stage, as Art. 20's
+"between the creation and the installation" does), or the act itself when done once; the named condition's article (`when`); the
 step's article when a condition ends it (`unless`). `next_acts` answers, from the same data and the same check,
 what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay with each act.
 """
@@ -209,7 +210,7 @@ class Admission:
         for closing in step.until:
             if last := self._recorded(catalogue, closing):
                 closer = lifecycle.step(closing)
-                return ActOutOfOrderError(closer.article if closer else step.article,
+                return ActOutOfOrderError(step.closed_citing or (closer.article if closer else step.article),
                                           Sentence("%(act)s is no longer admissible: %(closing)s was recorded on %(on)s", act=act,
                                                    closing=closing, on=last.isoformat()), closed_by=closing)
         for name in step.unless:
