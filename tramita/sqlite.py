@@ -56,7 +56,8 @@ _ERRORS: tuple[tuple[type[sqlite3.Error], type[Exception]], ...] = (
 #: `RETURNING` came with SQLite 3.35; an older library saves as the library does.
 RETURNING = sqlite3.sqlite_version_info >= (3, 35)
 #: Events written by one statement (4 parameters each, well within SQLite's 32,766): a larger save (a registry's
-#: seeding) is written as the library writes it.
+#: seeding), or one the library asks to record with more than its events (a tracking record), is written as the
+#: library writes it.
 MAX_EVENTS_PER_STATEMENT = 1000
 
 
@@ -123,7 +124,7 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         if self._turns is None:
             return super().insert_events(stored_events, **kwargs)
-        if not 0 < len(stored_events) <= MAX_EVENTS_PER_STATEMENT or not RETURNING:
+        if kwargs or not 0 < len(stored_events) <= MAX_EVENTS_PER_STATEMENT or not RETURNING:
             with self._turns.turn():
                 return super().insert_events(stored_events, **kwargs)
         params: list[Any] = []
