@@ -18,7 +18,7 @@ from domain.application import Tramita
 from tramita.persistence import persistence_env
 from domain.demo import CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, municipal
 from domain.errors import (
-    ActOutOfOrderError, CaseNotFoundError, IncompetentBodyError, LegalRuleError, RuleNotInForceError,
+    ActOutOfOrderError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, RuleNotInForceError,
 )
 from domain.parameters import shipped_statute
 from domain.rules import (
@@ -1420,6 +1420,48 @@ def test_a_fusion_favourable_in_every_population_is_favourable_and_chooses_the_m
     case = fusion_voted(app, FAVOURABLE, FAVOURABLE)
     result = app.get_case(case).result
     assert result["favourable"] is True and result["seat"] == "Bujari"
+
+
+def fusion_to_vote(app: Tramita) -> str:
+    case = app.open_case(GOVERNOR, date(2026, 3, 2), kind="fusion", municipalities=[BUJARI, CAPIXABA]).number
+    for code in (BUJARI, CAPIXABA):
+        app.record_council_decree(case, municipal("council", code), date(2026, 3, 5), municipality=code,
+                                  decree=f"DL {code}", seats=9, yes_votes=5)
+    app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 9), decree="DL 1")
+    app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res. 1", plebiscite_date=date(2026, 3, 29))
+    return case
+
+
+UNFAVOURABLE = {"registered": 1000, "turnout": 400, "yes": 300, "no": 100}
+
+
+@pytest.mark.parametrize("seat_votes", [None, {}, {"Bujari": 5, "Capixaba": 5}])
+def test_an_unfavourable_fusion_result_is_homologated_without_a_seat_and_the_case_goes_on_to_its_archive(
+        seat_votes):
+    """Art. 30 par. ún. chooses the seat of a fusion the plebiscite approves; Art. 16 par. ún. archives a rejected
+    one, which needs no seat (none given, or a tie)."""
+    app = new_app()
+    case = fusion_to_vote(app)
+    app.homologate_result(case, TRE, date(2026, 3, 31), voted_on=date(2026, 3, 29),
+                          populations={BUJARI: UNFAVOURABLE, CAPIXABA: FAVOURABLE}, seat_votes=seat_votes)
+    result = app.get_case(case).result
+    assert result["favourable"] is False and result["seat"] is None
+    app.communicate_result(case, TRE, date(2026, 4, 1))
+    app.register_in_plenary(case, PRESIDENT, date(2026, 4, 2))
+    app.archive_case(case, MESA, date(2026, 4, 3), reason="Resultado desfavorável (Art. 16 par. ún.)")
+    assert app.get_case(case).stage == "archived"
+
+
+@pytest.mark.parametrize(("seat_votes", "error", "article"), [
+    (None, InvalidActError, None), ({"Bujari": 5, "Capixaba": 5}, LegalRuleError, "art-30")])
+def test_a_favourable_fusion_result_still_needs_a_seat_vote_without_a_tie(seat_votes, error, article):
+    app = new_app()
+    case = fusion_to_vote(app)
+    with pytest.raises(error) as refused_with:
+        app.homologate_result(case, TRE, date(2026, 3, 31), voted_on=date(2026, 3, 29),
+                              populations={BUJARI: FAVOURABLE, CAPIXABA: FAVOURABLE}, seat_votes=seat_votes)
+    assert getattr(refused_with.value, "article", None) == article
+    assert app.get_case(case).result is None
 
 
 def test_a_district_suppression_law_on_a_frozen_municipality_is_refused_naming_the_case():

@@ -87,8 +87,11 @@ class Plebiscite:
         favourable = all(j.holds for j in judgements.values())
         reasons = [r for j in judgements.values() for r in j.reasons]  # recorded in English, as decided
         seat = None
-        if self.kind == "fusion":
-            seat = _chosen_seat(seat_votes or {})
+        if self.kind == "fusion":  # the seat matters only to a fusion the result approves
+            if favourable:
+                seat = _chosen_seat(seat_votes or {})
+            elif len(winners := _most_voted(seat_votes or {})) == 1:
+                seat = winners[0]
         self._record(self.PlebisciteResultHomologated, ctx, article="art-13", rule_versions=versions,
                      voted_on=voted_on, populations={k: j.figures for k, j in judgements.items()},
                      favourable=favourable, reasons=reasons, seat=seat)
@@ -140,9 +143,15 @@ def _chosen_seat(seat_votes: dict[str, Any]) -> str:
     """Art. 30 par. ún.: the plebiscite also chooses the seat: the most voted place, without a tie."""
     if not seat_votes:
         raise InvalidActError("seat_votes", "a fusion plebiscite also chooses the seat (Art. 30 par. ún.)")
-    votes = {seat: whole(v, f"seat_votes.{seat}") for seat, v in seat_votes.items()}
-    best = max(votes.values())
-    winners = [seat for seat, v in votes.items() if v == best]
+    winners = _most_voted(seat_votes)
     if len(winners) > 1:
         raise refuse("art-30", Sentence("the seat vote is tied between %(winners)s", winners=Listing(winners)))
     return winners[0]
+
+
+def _most_voted(seat_votes: dict[str, Any]) -> list[str]:
+    """The places with the most seat votes (each a whole number): one, or those tied at the top (none without
+    votes)."""
+    votes = {seat: whole(v, f"seat_votes.{seat}") for seat, v in seat_votes.items()}
+    best = max(votes.values(), default=None)
+    return [seat for seat, v in votes.items() if v == best]
