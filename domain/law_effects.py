@@ -89,12 +89,17 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
     elif kind == "extinction":
         extinct = case.municipalities[0]
         shares = case.law["contents"]["reintegration"]
-        area = figures_of(extinct).get("area_km2")
+        whole_figures = figures_of(extinct)
+        area = whole_figures.get("area_km2")
         for code, share_text in shares.items():
-            share = Fraction(share_text)
-            gained = {"area_km2": None if area is None else
-                      (Decimal(share.numerator) * area / Decimal(share.denominator)).quantize(Decimal("0.001"))}
+            if len(shares) == 1:  # the whole municipality returns to its one origin: its figures and districts too
+                gained, districts = whole_figures, registry[code].districts + registry[extinct].districts
+            else:  # the area by the law's shares; how the rest divides the law does not say (unknown, not invented)
+                share = Fraction(share_text)
+                gained = {"area_km2": None if area is None else
+                          (Decimal(share.numerator) * area / Decimal(share.denominator)).quantize(Decimal("0.001"))}
+                districts = registry[code].districts
             registry[code].change_territory(ctx, article="art-37-par-unico", case_id=str(case.id), law=law,
-                                            figures=shifted(code, gained, +1), districts=registry[code].districts)
+                                            figures=shifted(code, gained, +1), districts=districts)
         registry[extinct].cease(ctx, article="art-37", case_id=str(case.id), law=law, into=list(shares))
     return changed

@@ -5,11 +5,15 @@ states them (a seeded municipality: tests/test_article_rules.py's extinction of 
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from fractions import Fraction
 
-from domain.demo import GOVERNOR, GUIOMARD, IBGE, MESA, PLACIDO, TRE, creation_1992
-from tests.test_article_rules import XAPURI, new_app, refused
+from decimal import Decimal
+
+import pytest
+
+from domain.demo import GOVERNOR, GUIOMARD, IBGE, MESA, PLACIDO, TRE, creation_1992, record_figure_1991
+from tests.test_article_rules import BUJARI, CAPIXABA, XAPURI, district_case, enact_district, new_app, refused
 
 #: Extrema (case LC35-1991-0001) took 420.5 km² from Plácido de Castro and 180 km² from Senador Guiomard.
 ORIGINAL = {PLACIDO: Fraction("420.5") / Fraction("600.5"), GUIOMARD: Fraction(180) / Fraction("600.5")}
@@ -59,3 +63,55 @@ def test_reintegrating_a_municipality_made_here_in_halves_is_refused_naming_the_
                                                        reintegration={PLACIDO: "1/2", GUIOMARD: "1/2"}),
                       article="art-37-par-unico", contains=("841/1201",))
     assert refusal.figures["original"] == {c: str(s) for c, s in ORIGINAL.items()}
+
+
+# A seeded municipality (Bujari) extinguished into one or two others, with figures recorded in 1991 and a district
+# its council created in 1993.
+FIGURES = {
+    BUJARI: {"area_km2": "3000", "population": 5000, "voters": 3000, "revenue": "100000.00", "buildings": 300},
+    CAPIXABA: {"area_km2": "1700", "population": 8000, "voters": 4000, "revenue": "200000.00", "buildings": 500},
+    XAPURI: {"area_km2": "5300", "population": 9000, "voters": 5000, "revenue": "300000.00", "buildings": 700},
+}
+LAW_DAY = date(1995, 4, 1)
+
+
+def bujari_ready_for_law(app) -> str:  # noqa: ANN001
+    for code, figures in FIGURES.items():
+        for figure, value in figures.items():
+            record_figure_1991(app, code, figure, value)
+    enact_district(app, district_case(app, BUJARI, date(1993, 3, 1)), BUJARI, date(1993, 3, 20))
+    return extinction_ready_for_law(app, BUJARI)
+
+
+def test_a_municipality_extinguished_into_its_one_origin_gives_it_its_whole_figures_and_its_districts():
+    """Art. 37 par. ún.: the whole territory returns to the one origin, as an incorporation's does (Art. 29)."""
+    app = new_app()
+    case = bujari_ready_for_law(app)
+    app.enact_law(case, GOVERNOR, LAW_DAY, law="Lei 2/1995", reintegration={CAPIXABA: "1"})
+    capixaba = app.municipality(CAPIXABA)
+    assert capixaba.figures_on(LAW_DAY) == {"area_km2": Decimal("4700"), "population": 13000, "voters": 7000,
+                                            "revenue": Decimal("300000.00"), "buildings": 800}
+    assert capixaba.figures_on(LAW_DAY - timedelta(days=1))["population"] == 8000
+    assert "Vila Jurupari" in capixaba.districts
+    assert app.municipality(BUJARI).ceased["into"] == [CAPIXABA]
+
+
+def test_a_municipality_extinguished_into_two_origins_gives_each_its_share_of_the_area_and_no_invented_figure():
+    """The law's shares divide the area; how the population, voters, revenue and buildings divide it does not
+    say, so each origin's figure becomes unknown from the law's day rather than invented."""
+    app = new_app()
+    case = bujari_ready_for_law(app)
+    app.enact_law(case, GOVERNOR, LAW_DAY, law="Lei 2/1995", reintegration={CAPIXABA: "2/3", XAPURI: "1/3"})
+    capixaba, xapuri = app.municipality(CAPIXABA).figures_on(LAW_DAY), app.municipality(XAPURI).figures_on(LAW_DAY)
+    assert (capixaba["area_km2"], xapuri["area_km2"]) == (Decimal("3700"), Decimal("6300"))
+    assert capixaba["population"] is None and xapuri["voters"] is None
+    assert sorted(app.municipality(BUJARI).ceased["into"]) == sorted([CAPIXABA, XAPURI])
+
+
+@pytest.mark.parametrize("shares", [{BUJARI: "1"}, {BUJARI: "1/2", CAPIXABA: "1/2"}])
+def test_an_extinct_municipality_is_never_reintegrated_into_itself(shares):
+    app = new_app()
+    case = bujari_ready_for_law(app)
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, LAW_DAY, law="Lei 2/1995", reintegration=shares),
+            article="art-37-par-unico", contains=(BUJARI, "not to itself"))
+    assert app.municipality(BUJARI).ceased is None

@@ -77,7 +77,7 @@ class Law:
         elif self.kind == "extinction":
             contents["lost"], extinction_versions = self._judge_extinction(ctx)
             versions.update(extinction_versions)
-            contents["reintegration"] = _reintegration(reintegration or {}, original_shares)
+            contents["reintegration"] = _reintegration(reintegration or {}, original_shares, self.municipalities[0])
         self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
                      contents=contents, new_municipality=new_municipality, legislation_of=legislation_of)
         if self.kind in NEW_MUNICIPALITY_KINDS:
@@ -177,16 +177,21 @@ class Law:
                      figures=judgement.figures)
 
 
-def _reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None) -> dict[str, str]:
+def _reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None,
+                   extinct: str | None = None) -> dict[str, str]:
     """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1).
 
     When the registry knows the municipality's origins and their proportion (`original`: it was created by a case
     recorded here), the law's shares must be exactly those, and a law that states none is given them; otherwise
-    the law's shares are recorded as it states them."""
+    the law's shares are recorded as it states them. The territory never returns to the extinct municipality."""
     if not shares and original:
         shares = dict(original)
     if not shares:
         raise refuse("art-37-par-unico", "the law states the origin(s) the territory returns to, with shares")
+    if extinct is not None and extinct in shares:
+        raise refuse("art-37-par-unico", Sentence(
+            "the territory of %(extinct)s returns to the municipality or municipalities it came from, not to itself",
+            extinct=extinct), municipality=extinct)
     parsed = {code: Fraction(str(value)) for code, value in shares.items()}
     if sum(parsed.values()) != 1 or any(v <= 0 for v in parsed.values()):
         raise refuse("art-37-par-unico", Sentence("the reintegration shares must be positive and add up to 1, not %(sum)s",
