@@ -57,7 +57,7 @@ STAGES = {
 UNREADABLE = "ilegível: um evento armazenado não pode ser lido (ver a verificação)"
 DEADLINE_STATUSES = {
     "open": "em aberto", "due-soon": "vence em breve", "missed": "descumprido",
-    "met-on-time": "cumprido no prazo", "met-late": "cumprido com atraso",
+    "met-on-time": "cumprido no prazo", "met-late": "cumprido com atraso", "ended": "encerrado com o arquivamento",
 }
 
 

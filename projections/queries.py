@@ -24,7 +24,7 @@ from projections.store import Store
 PAGE = 100
 
 #: The effective statuses a deadline can have on a given day.
-DEADLINE_STATUSES = ("open", "due-soon", "missed", "met-on-time", "met-late")
+DEADLINE_STATUSES = ("open", "due-soon", "missed", "met-on-time", "met-late", "ended")
 
 _JSON_COLUMNS = {"breaches", "municipalities", "impediments", "frozen_municipalities", "figures", "districts", "frozen_by", "ceased"}
 

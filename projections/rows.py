@@ -67,7 +67,7 @@ def _iso(value: date | datetime | None) -> str | None:
 
 
 def _open_deadlines(case: Case) -> list[tuple[str, dict[str, Any]]]:
-    return [(key, d) for key, d in case.deadlines.items() if d["closed_by"] is None]
+    return [(key, d) for key, d in case.standing_deadlines().items() if d["closed_by"] is None]
 
 
 def case_rows(case: Case) -> list[Row]:
@@ -75,7 +75,7 @@ def case_rows(case: Case) -> list[Row]:
     open_deadlines = _open_deadlines(case)
     dated = sorted((d["due_on"], key) for key, d in open_deadlines if d["due_on"] is not None)
     next_key = dated[0][1] if dated else None
-    following = case.deadlines[next_key] if next_key else {}
+    following = dict(open_deadlines).get(next_key, {}) if next_key else {}
     closed = case.archived is not None or case.concluded_on is not None
     law = case.law or {}
     name = law.get("name") or case.proposed_name
@@ -116,13 +116,13 @@ def deadline_rows(case: Case, recorded: Collection[UUID] = frozenset()) -> list[
         str(case.id), key, case.number, case.kind, d["rule"], d["article"], d["who"], d["municipality"],
         _iso(d["starts_on"]), _iso(d["due_on"]), d["status"], d["closed_by"], _iso(d["closed_on"]), d["days_late"],
         None if d["closed_by"] is not None or key in missed else _iso(d["due_on"]),
-    ) for key, d in case.deadlines.items()]
+    ) for key, d in case.standing_deadlines().items()]
 
 
 def missed_alert_ids(case: Case) -> dict[UUID, str]:
     """The id of the `missed` alert each deadline of the case that can still call for an alert would have (no
     closing act, a due date), with the deadline's key: whether each is recorded is `deadline_rows`' to know."""
-    return {Alert.id_for(case.id, key, MISSED): key for key, d in case.deadlines.items()
+    return {Alert.id_for(case.id, key, MISSED): key for key, d in case.standing_deadlines().items()
             if d["closed_by"] is None and d["due_on"] is not None}
 
 

@@ -102,9 +102,10 @@ def test_a_deadline_row_alerts_until_closed_or_alerted_missed_whatever_its_statu
     state = lambda status, due_on=due, closed_by=None: {  # noqa: E731
         "rule": "r", "article": "art-10", "who": "ibge", "municipality": None, "starts_on": date(2025, 10, 17),
         "due_on": due_on, "status": status, "closed_by": closed_by, "closed_on": None, "days_late": None}
-    case = SimpleNamespace(id=uuid5(NAMESPACE_URL, "a case"), number="LC35-2025-0001", kind="creation", deadlines={
-        "open": state("open"), "undated": state("open", due_on=None), "recorded-missed": state("missed"),
-        "met": state("met-late", closed_by="finding-recorded")})
+    deadlines = {"open": state("open"), "undated": state("open", due_on=None), "recorded-missed": state("missed"),
+                 "met": state("met-late", closed_by="finding-recorded")}
+    case = SimpleNamespace(id=uuid5(NAMESPACE_URL, "a case"), number="LC35-2025-0001", kind="creation",
+                           deadlines=deadlines, standing_deadlines=lambda: deadlines)  # a case not archived
     columns = lambda recorded=frozenset(): {row[1]: row[-1] for row in deadline_rows(case, recorded)}  # noqa: E731
     assert columns() == {"open": "2025-11-18", "undated": None, "recorded-missed": "2025-11-18", "met": None}
     assert set(missed_alert_ids(case).values()) == {"open", "recorded-missed"}

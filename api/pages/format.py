@@ -42,7 +42,7 @@ ROLES = {
 }
 DEADLINE_STATUSES = {
     "open": _l("open"), "due-soon": _l("due soon"), "missed": _l("missed"), "met-on-time": _l("met on time"),
-    "met-late": _l("met late"),
+    "met-late": _l("met late"), "ended": _l("ended with the archive"),
 }
 FIGURES = {"population": _l("population"), "voters": _l("voters"), "revenue": _l("revenue (R$)"),
            "buildings": _l("buildings"), "area_km2": _l("area (km²)")}

@@ -29,7 +29,7 @@ class Alerting(ApplicationBase):
             ctx = self.system_context(actor)
             due = [Alert.raise_for(ctx, case_id=case.id, case_number=case.number, key=key, deadline=deadline,
                                    kind=kind)
-                   for key, deadline in case.deadlines.items()
+                   for key, deadline in case.standing_deadlines().items()
                    if (kind := alert_due(deadline, ctx.today, thresholds)) is not None]
             due += [Alert.raise_breach(ctx, case_id=case.id, case_number=case.number, breach=breach,  # Art. 10 §1
                                        answer=case.deadlines.get(f"requisition-answer:{breach['requisition']}"))

@@ -147,6 +147,7 @@ class Reads(ApplicationBase):
         `on` (default: today in Rio Branco)."""
         document = {name: getattr(case, name) for name in CASE_DOCUMENT_FIELDS}
         document["impediments"] = case.impediments_on(self.statute, on or self.today())
+        document["deadlines"] = case.standing_deadlines()
         document.update(id=str(case.id), version=case.version, last_act=case.last_act, last_act_on=case.last_act_on,
                         new_municipality=case.new_municipality,
                         obligations=case.obligations(self._context_at(SYSTEM_ACTOR, self.clock(),

@@ -8,7 +8,7 @@ Which act opens and closes which deadline is also listed in each kind's lifecycl
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from domain.acts import ActContext, ChainedAggregate
 from domain.calendar import Calendar
@@ -83,8 +83,25 @@ class DeadlineMissed(Logged, ChainedAggregate.Event):
         case.deadlines[self.deadline]["status"] = "missed"
 
 
+#: The status, and the closing act, of a deadline its case's archive ended (`Deadlines.standing_deadlines`).
+ENDED, ENDED_BY = "ended", "case-archived"
+
+
 class Deadlines:
     """Opening, meeting and missing deadlines; the case's open obligations and its conclusion."""
+
+    def standing_deadlines(self: Case) -> dict[str, dict[str, Any]]:
+        """The deadlines as they stand. An archived case takes no further act (its final act, Art. 16 par. ún. or a
+        withdrawal or rejection), so a deadline still open and not due before the archive's day (due that day or
+        later, or not yet dated) ends with the case: shown `ended`, closed by the archive on its day, calling for
+        no alert. One already due before the archive was missed while the case was live and stays as recorded (its
+        `missed` alert is due). Derived on read: the archive's event records the archive, nothing more."""
+        if self.archived is None:
+            return self.deadlines
+        on = self.archived["on"]
+        return {key: {**d, "status": ENDED, "closed_by": ENDED_BY, "closed_on": on}
+                if d["closed_by"] is None and d["status"] != "missed" and (d["due_on"] is None or d["due_on"] >= on)
+                else d for key, d in self.deadlines.items()}
 
     def _open_deadline(self, ctx: ActContext, calendar: Calendar, rule: str, *, key: str | None = None,
                        who: str | None = None, municipality: str | None = None) -> None:
@@ -132,8 +149,9 @@ class Deadlines:
     def obligations(self, ctx: ActContext) -> dict[str, list[str]]:
         """What is still open: deadlines, Art. 40 communications, Art. 25, and Art. 16 par. ún.'s archive."""
         return {
-            "deadlines": [k for k in self.deadlines if self._deadline_open(k)],
+            "deadlines": [k for k, d in self.standing_deadlines().items() if d["closed_by"] is None],
             "communications": [c for c in self.communications_due(ctx) if c not in self.communications],
             "remuneration": [] if self.remuneration or self.installation is None else ["art-25"],
-            "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] else [],
+            "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] and not self.archived
+            else [],
         }
