@@ -152,6 +152,5 @@ class Deadlines:
             "deadlines": [k for k, d in self.standing_deadlines().items() if d["closed_by"] is None],
             "communications": [c for c in self.communications_due(ctx) if c not in self.communications],
             "remuneration": [] if self.remuneration or self.installation is None else ["art-25"],
-            "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] and not self.archived
-            else [],
+            "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] else [],
         }
