@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from domain.acts import ActContext, ChainedAggregate
 from domain.calendar import Calendar
 from domain.case.events import Logged
+from domain.lifecycle import act_catalogue
 
 if TYPE_CHECKING:
     from domain.case import Case
@@ -146,10 +147,26 @@ class Deadlines:
         if not any(self.obligations(ctx).values()):
             self._record(self.CaseConcluded, ctx, article="art-19")
 
+    def _still_closable(self: Case, ctx: ActContext, deadline: dict[str, Any]) -> bool:
+        """Can an act of the lifecycle in force still close the deadline (a step that `closes` it admissible now, for
+        its municipality)? One whose closing acts are past their stage, an Art. 10 requisition still unanswered when
+        the plebiscite was decreed (no finding follows the decree, Art. 11), is no obligation the case waits on: it
+        stays open, or missed, and is alerted as any deadline, but the case may conclude without it."""
+        statute, on = ctx.statute, ctx.occurred_on
+        lifecycle = self.lifecycle(statute, on)
+        closers = [step for step in lifecycle.steps if deadline["rule"] in step.closes]
+        if not closers:
+            return True
+        catalogue = act_catalogue(statute, on)
+        return any(self._step_refusal(statute, lifecycle, catalogue, step, on, deadline.get("municipality")) is None
+                   for step in closers)
+
     def obligations(self, ctx: ActContext) -> dict[str, list[str]]:
-        """What is still open: deadlines, Art. 40 communications, Art. 25, and Art. 16 par. ún.'s archive."""
+        """What is still open: deadlines an act can still close, Art. 40 communications, Art. 25, and Art. 16 par.
+        ún.'s archive."""
         return {
-            "deadlines": [k for k, d in self.standing_deadlines().items() if d["closed_by"] is None],
+            "deadlines": [k for k, d in self.standing_deadlines().items()
+                          if d["closed_by"] is None and self._still_closable(ctx, d)],
             "communications": [c for c in self.communications_due(ctx) if c not in self.communications],
             "remuneration": [] if self.remuneration or self.installation is None else ["art-25"],
             "archive": ["art-16-par-unico"] if self.result and not self.result["favourable"] else [],
