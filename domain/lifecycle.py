@@ -9,6 +9,7 @@ of acts: label, article, the Case event that records it). This module reads and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date
 from typing import Any
 
@@ -102,6 +103,15 @@ class Lifecycle:
     @property
     def acts(self) -> list[str]:
         return [s.act for s in self.steps]
+
+    @cached_property
+    def closers(self) -> dict[str, tuple[Step, ...]]:
+        """For each deadline, the steps whose act closes it (`closes`)."""
+        found: dict[str, list[Step]] = {}
+        for step in self.steps:
+            for rule in step.closes:
+                found.setdefault(rule, []).append(step)
+        return {rule: tuple(steps) for rule, steps in found.items()}
 
 
 def lifecycle_from(parameter: Parameter) -> Lifecycle:

@@ -148,18 +148,17 @@ class Deadlines:
             self._record(self.CaseConcluded, ctx, article="art-19")
 
     def _still_closable(self: Case, ctx: ActContext, deadline: dict[str, Any]) -> bool:
-        """Can an act of the lifecycle in force still close the deadline (a step that `closes` it admissible now, for
-        its municipality)? One whose closing acts are past their stage, an Art. 10 requisition still unanswered when
-        the plebiscite was decreed (no finding follows the decree, Art. 11), is no obligation the case waits on: it
-        stays open, or missed, and is alerted as any deadline, but the case may conclude without it."""
+        """Can an act of the lifecycle in force still close the deadline: is some step that `closes` it not past its
+        stage (no act of its `until` recorded)? One whose closing acts are all past their stage, an Art. 10
+        requisition still unanswered when the plebiscite was decreed (no finding follows the decree, Art. 11), is no
+        obligation the case waits on: it stays open, or missed, and is alerted as any deadline, but the case may
+        conclude without it."""
         statute, on = ctx.statute, ctx.occurred_on
-        lifecycle = self.lifecycle(statute, on)
-        closers = [step for step in lifecycle.steps if deadline["rule"] in step.closes]
-        if not closers:
+        closers = self.lifecycle(statute, on).closers.get(deadline["rule"], ())
+        if all(not step.until for step in closers):
             return True
         catalogue = act_catalogue(statute, on)
-        return any(self._step_refusal(statute, lifecycle, catalogue, step, on, deadline.get("municipality")) is None
-                   for step in closers)
+        return any(not any(self._recorded(catalogue, act) for act in step.until) for step in closers)
 
     def obligations(self, ctx: ActContext) -> dict[str, list[str]]:
         """What is still open: deadlines an act can still close, Art. 40 communications, Art. 25, and Art. 16 par.
