@@ -1394,13 +1394,19 @@ def test_personnel_documents_sent_on_the_installation_day_are_on_time_and_unsent
     assert deadlines[f"personnel-documents:{CAPIXABA}"]["due_on"] == date(1993, 1, 1)
 
 
-def fusion_voted(app: Tramita, bujari: dict[str, int], capixaba: dict[str, int]) -> str:
+def fusion_to_vote(app: Tramita) -> str:
+    """Bujari and Capixaba to fuse: both councils approve 5 of 9 (Art. 30), the plebiscite decreed and scheduled."""
     case = app.open_case(GOVERNOR, date(2026, 3, 2), kind="fusion", municipalities=[BUJARI, CAPIXABA]).number
     for code in (BUJARI, CAPIXABA):
         app.record_council_decree(case, municipal("council", code), date(2026, 3, 5), municipality=code,
                                   decree=f"DL {code}", seats=9, yes_votes=5)
     app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 9), decree="DL 1")
     app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res. 1", plebiscite_date=date(2026, 3, 29))
+    return case
+
+
+def fusion_voted(app: Tramita, bujari: dict[str, int], capixaba: dict[str, int]) -> str:
+    case = fusion_to_vote(app)
     app.homologate_result(case, TRE, date(2026, 3, 31), voted_on=date(2026, 3, 29),
                           populations={BUJARI: bujari, CAPIXABA: capixaba}, seat_votes={"Bujari": 900, "Capixaba": 700})
     return case
@@ -1420,16 +1426,6 @@ def test_a_fusion_favourable_in_every_population_is_favourable_and_chooses_the_m
     case = fusion_voted(app, FAVOURABLE, FAVOURABLE)
     result = app.get_case(case).result
     assert result["favourable"] is True and result["seat"] == "Bujari"
-
-
-def fusion_to_vote(app: Tramita) -> str:
-    case = app.open_case(GOVERNOR, date(2026, 3, 2), kind="fusion", municipalities=[BUJARI, CAPIXABA]).number
-    for code in (BUJARI, CAPIXABA):
-        app.record_council_decree(case, municipal("council", code), date(2026, 3, 5), municipality=code,
-                                  decree=f"DL {code}", seats=9, yes_votes=5)
-    app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 9), decree="DL 1")
-    app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res. 1", plebiscite_date=date(2026, 3, 29))
-    return case
 
 
 UNFAVOURABLE = {"registered": 1000, "turnout": 400, "yes": 300, "no": 100}
