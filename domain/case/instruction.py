@@ -46,8 +46,13 @@ class Instruction:
             raise refuse("art-10", Sentence("the receipt of %(requisition)s is recorded by the Mesa or by %(body)s",
                                             requisition=requisition, body=entry["body"]))
         self._record(self.RequisitionReceived, ctx, article="art-10", requisition=requisition)
-        self._open_deadline(ctx, calendar, "requisition-answer", key=f"requisition-answer:{requisition}",
-                            who=entry["body"])
+        key = f"requisition-answer:{requisition}"
+        self._open_deadline(ctx, calendar, "requisition-answer", key=key, who=entry["body"])
+        # The body's findings answer its requisitions: one it recorded since the requisition was issued (before this
+        # receipt was recorded) has answered it already, on time.
+        if any(body == entry["body"] and finding["on"] >= entry["issued_on"]
+               for by_body in self.findings.values() for body, finding in by_body.items()):
+            self._close_deadline(ctx, key, "finding-recorded")
 
     def refuse_requisition(self, ctx: ActContext, *, requisition: str, reason: str) -> None:
         """Art. 10 §1: no authority may refuse; a refusal is recorded as a breach and the deadline stays open."""
