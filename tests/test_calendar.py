@@ -100,6 +100,12 @@ def test_dia_do_catolico_did_not_exist_before_lei_3137_2016(acre: Calendar) -> N
     assert acre.is_business_day(date(2016, 1, 20))
 
 
+def test_the_2022_calendar_kept_dia_do_catolico_of_thursday_20_january_on_friday_21(acre: Calendar) -> None:
+    assert acre.is_business_day(date(2022, 1, 19)) and acre.is_business_day(date(2022, 1, 20))
+    assert acre.holiday_name(date(2022, 1, 21)) == "Dia do Católico"
+    assert acre.next_business_day(date(2022, 1, 21)) == date(2022, 1, 24)
+
+
 def test_the_2026_decree_moved_dia_do_catolico_from_tuesday_20_to_thursday_22_january(acre: Calendar) -> None:
     assert acre.is_business_day(date(2026, 1, 20))
     assert acre.holiday_name(date(2026, 1, 22)) == "Dia do Católico"
