@@ -225,7 +225,8 @@ class DeadlineSchema(Schema):
     municipality = fields.String(allow_none=True)
     starts_on = fields.String(allow_none=True)
     due_on = fields.String(allow_none=True)
-    status = fields.String(metadata={"description": "open, due-soon, missed, met-on-time, met-late or ended (open when its case was archived, not due before)"})
+    status = fields.String(metadata={"description": "open, due-soon, missed, met-on-time, met-late or ended (open "
+                                                    "when its case was archived, not due before), today"})
     recorded_status = fields.String()
     closed_by = fields.String(allow_none=True)
     closed_on = fields.String(allow_none=True)

@@ -15,10 +15,11 @@ seconds at most each. gunicorn's own error answers (400, 414, 431, 500, ...) are
 Connections spread over the workers. Every worker watches the one listening socket, and the worker that wins a
 new connection keeps it (and its kept-alive requests): left alone, the worker that just served a request wins
 nearly every time, and the 16 connections of a client pool, or of a proxy that keeps its connections alive, all
-land on one worker while the others idle (half the throughput on two workers, measured). So a worker already holding at least
-as many connections as it has threads lets a new one wait ACCEPT_DEFER seconds for each connection beyond that
-(ACCEPT_DEFER_CAP at most) before it takes it, no longer watching the socket meanwhile: a less busy worker takes
-it first; if none did, the deferring worker takes it when its wait is over. A single worker never defers.
+land on one worker while the others idle (half the throughput on two workers, measured). So a worker already
+holding at least as many connections as it has threads lets a new one wait ACCEPT_DEFER seconds for each
+connection beyond that (ACCEPT_DEFER_CAP at most) before it takes it, no longer watching the socket meanwhile: a
+less busy worker takes it first; if none did, the deferring worker takes it when its wait is over. A single
+worker never defers.
 
 Configuration, lowest precedence first: tramita's settings below (DEFAULTS), a gunicorn configuration file
 (`tramita serve -c FILE`, else TRAMITA_GUNICORN_CONFIG, else a `-c FILE` in GUNICORN_CMD_ARGS), GUNICORN_CMD_ARGS,

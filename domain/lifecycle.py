@@ -9,8 +9,8 @@ of acts: label, article, the Case event that records it). This module reads and 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import date
+from functools import cached_property
 from typing import Any
 
 from domain.parameters import ARTICLE_ID, Parameter, Statute

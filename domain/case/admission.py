@@ -5,9 +5,9 @@ One admission for every act (`_admit`): the case is live, the legal date is soun
 orders it now. An act out of order is refused with `ActOutOfOrderError`, saying what is required and what was
 found, and citing: the step's `ordered_by` article when an act it follows is missing; the article of the act
 that closed its stage (`until`; the step's `closed_citing` when its own article states the stage, as Art. 20's
-"between the creation and the installation" does), or the act itself when done once; the named condition's article (`when`); the
-step's article when a condition ends it (`unless`). `next_acts` answers, from the same data and the same check,
-what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay with each act.
+"between the creation and the installation" does), or the act itself when done once; the named condition's
+article (`when`); the step's article when a condition ends it (`unless`). `next_acts` answers, from the same data
+and the same check, what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay with each act.
 """
 
 from __future__ import annotations
