@@ -22,12 +22,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from datetime import datetime
-from functools import cache
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from api.i18n import TRANSLATIONS, compile_catalogue
+from api.i18n import compiled_catalogue
 
 #: Rows (events, deadlines, documents) laid out in one part at most.
 PART_ROWS = 200
@@ -101,7 +100,7 @@ class Words:
     @staticmethod
     def said(message: str) -> str:
         """What the domain states in English (an open impediment), in Portuguese from the catalogue."""
-        return _portuguese().gettext(message)
+        return compiled_catalogue("pt_BR").gettext(message)
 
     @staticmethod
     def verdict(report: dict[str, Any]) -> str:
@@ -111,12 +110,6 @@ class Words:
         if report.get("reason"):
             return f"a cadeia não confere a partir do evento {report.get('first_bad_version')}: {report['reason']}."
         return "há achados: " + "; ".join(f["message"] for f in report.get("findings", [])) + "."
-
-
-@cache
-def _portuguese() -> Any:
-    """The pt-BR catalogue, compiled once per process (the dossier is always in Portuguese)."""
-    return compile_catalogue(TRANSLATIONS, "pt_BR")
 
 
 _TEMPLATES = Environment(loader=PackageLoader("api", "templates"), autoescape=select_autoescape(["html"]),

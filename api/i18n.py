@@ -36,8 +36,6 @@ class CompiledDomain(Domain):
     def __init__(self, directory: Path = TRANSLATIONS) -> None:
         super().__init__(translation_directories=[str(directory)])
         self.directory = directory
-        self.compiled: dict[str, support.Translations | support.NullTranslations] = {}
-        self.lock = threading.Lock()
 
     def get_translations(self) -> support.Translations | support.NullTranslations:
         from flask_babel import get_locale
@@ -45,12 +43,24 @@ class CompiledDomain(Domain):
         locale = get_locale() if has_request_context() else None
         if locale is None:
             return support.NullTranslations()
-        key = str(locale)
-        found = self.compiled.get(key)
-        if found is None:
-            with self.lock:
-                found = self.compiled.setdefault(key, compile_catalogue(self.directory, key))
-        return found
+        return compiled_catalogue(str(locale), self.directory)
+
+
+_COMPILED: dict[tuple[Path, str], support.Translations | support.NullTranslations] = {}
+_COMPILING = threading.Lock()
+
+
+def compiled_catalogue(locale: str, directory: Path = TRANSLATIONS) -> support.Translations | support.NullTranslations:
+    """The locale's catalogue, compiled once per process (the requests' domain and the dossier, which is always in
+    Portuguese and may be laid out outside a request, share it)."""
+    key = (directory, locale)
+    found = _COMPILED.get(key)
+    if found is None:
+        with _COMPILING:
+            found = _COMPILED.get(key)
+            if found is None:
+                found = _COMPILED[key] = compile_catalogue(directory, locale)
+    return found
 
 
 def compile_catalogue(directory: Path, locale: str) -> support.Translations | support.NullTranslations:
