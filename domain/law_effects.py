@@ -40,6 +40,12 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
         return {name: None if delta.get(name) is None else now[name] + sign * delta[name] for name in FIGURES
                 if now.get(name) is not None}
 
+    def absorb(into: str, whole: str, article: str) -> None:
+        """`into` takes the whole of `whole`: its figures added, its districts joined (Art. 29, Art. 37 par. ún.)."""
+        registry[into].change_territory(ctx, article=article, case_id=str(case.id), law=law,
+                                        figures=shifted(into, figures_of(whole), +1),
+                                        districts=registry[into].districts + registry[whole].districts)
+
     if kind in DISTRICT_KINDS:
         registry[case.municipalities[0]].change_district(
             ctx, create=kind == "district_creation", district=case.district, case_id=str(case.id), law=law)
@@ -81,25 +87,20 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
                                              districts=registry[receiving].districts)
     elif kind == "incorporation":
         incorporated, receiving = case.municipalities[0], case.receiving
-        whole_figures = figures_of(incorporated)
-        registry[receiving].change_territory(
-            ctx, article="art-29", case_id=str(case.id), law=law, figures=shifted(receiving, whole_figures, +1),
-            districts=registry[receiving].districts + registry[incorporated].districts)
+        absorb(receiving, incorporated, "art-29")
         registry[incorporated].cease(ctx, article="art-29", case_id=str(case.id), law=law, into=[receiving])
     elif kind == "extinction":
         extinct = case.municipalities[0]
         shares = case.law["contents"]["reintegration"]
-        whole_figures = figures_of(extinct)
-        area = whole_figures.get("area_km2")
-        for code, share_text in shares.items():
-            if len(shares) == 1:  # the whole municipality returns to its one origin: its figures and districts too
-                gained, districts = whole_figures, registry[code].districts + registry[extinct].districts
-            else:  # the area by the law's shares; how the rest divides the law does not say (unknown, not invented)
+        if len(shares) == 1:  # the whole municipality returns to its one origin: its figures and districts too
+            absorb(next(iter(shares)), extinct, "art-37-par-unico")
+        else:  # the area by the law's shares; how the rest divides the law does not say (unknown, not invented)
+            area = figures_of(extinct).get("area_km2")
+            for code, share_text in shares.items():
                 share = Fraction(share_text)
                 gained = {"area_km2": None if area is None else
                           (Decimal(share.numerator) * area / Decimal(share.denominator)).quantize(Decimal("0.001"))}
-                districts = registry[code].districts
-            registry[code].change_territory(ctx, article="art-37-par-unico", case_id=str(case.id), law=law,
-                                            figures=shifted(code, gained, +1), districts=districts)
+                registry[code].change_territory(ctx, article="art-37-par-unico", case_id=str(case.id), law=law,
+                                                figures=shifted(code, gained, +1), districts=registry[code].districts)
         registry[extinct].cease(ctx, article="art-37", case_id=str(case.id), law=law, into=list(shares))
     return changed
