@@ -22,10 +22,10 @@ A save is one statement. The library writes a save as `BEGIN`, one `INSERT` per 
 into SQLite that lets go of the interpreter lock and must win it back from the process's other threads (an API
 worker's requests), all while the save holds the turn: under load a save held it more than twice as long as the
 same save in a process doing nothing else. Here the connection is taken from the library's pool first (within the
-process's turn), and the turn across processes covers a single `INSERT ... VALUES (...), (...) RETURNING rowid, ...`: in SQLite's autocommit mode one
-statement is one transaction, so its events are stored all together or, on any error (a version already stored:
-the library's `IntegrityError`), not at all, as in the library's transaction. Its notification ids are the
-returned rowids, matched to the events by aggregate and version.
+process's turn), and the turn across processes covers a single `INSERT ... VALUES (...), (...) RETURNING rowid,
+...`: in SQLite's autocommit mode one statement is one transaction, so its events are stored all together or, on
+any error (a version already stored: the library's `IntegrityError`), not at all, as in the library's transaction.
+Its notification ids are the returned rowids, matched to the events by aggregate and version.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class WriterTurns:
 
 class OneStatementReadsRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, whose reads of an aggregate's events are one statement and whose
-    saves take turns (the module's docstring)."""
+    saves take turns and are one statement (the module's docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
