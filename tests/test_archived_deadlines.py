@@ -13,9 +13,8 @@ from domain.application import Tramita
 from domain.demo import MESA
 from projections import queries
 from projections.rows import case_rows, deadline_rows
-from tests.stores import SEEDED_ON
+from tests.stores import make_app
 from tests.test_article_rules import requisition_received
-from tramita.persistence import persistence_env
 
 DUE = date(2025, 11, 18)  # the requisition received on Fri 2025-10-17 (docs/law/deadlines.md's worked example)
 KEY = "requisition-answer:R1"
@@ -24,8 +23,7 @@ SCHEDULER = Actor("tramita-scheduler", "scheduler")
 
 def archived_on(archive_day: date) -> tuple[Tramita, str, list[datetime]]:
     now = [datetime(2025, 10, 20, 12, tzinfo=timezone.utc)]
-    app = Tramita(persistence_env("memory://"), clock=lambda: now[0])
-    app.seed_registry(Actor("ibge-seed", "ibge"), SEEDED_ON)
+    app = make_app("memory://", clock=lambda: now[0])
     case, requisition = requisition_received(app)
     assert f"requisition-answer:{requisition}" == KEY
     now[0] = datetime.combine(archive_day, datetime.min.time(), timezone.utc) + timedelta(hours=12)
