@@ -29,11 +29,11 @@ def _days(row: dict[str, Any]) -> list[date]:
     return [date.fromisoformat(row[k]) for k in ("starts_on", "due_on", "closed_on") if row.get(k)]
 
 
-def deadline_axis(rows: list[dict[str, Any]], today: date, words: fmt.Words | None = None) -> Markup:
-    """The SVG of `rows` (deadlines with their status on `today`, the day of the view), in the page's `words`."""
+def deadline_axis(rows: list[dict[str, Any]], today: date, words: fmt.Words) -> Markup:
+    """The SVG of `rows` (the case file's deadline rows, casefile.deadline_rows: with their status on `today`, the
+    day of the view, and their words written), in the page's `words`."""
     if not rows:
         return Markup("")
-    words = words or fmt.Words()
     _ = words.gettext
     days = [d for row in rows for d in _days(row)]
     if any(row["status"] in ("open", "due-soon", "missed") and not row.get("closed_on") for row in rows):
@@ -70,23 +70,23 @@ def _ticks(first: date, last: date, height: int, words: fmt.Words) -> list[str]:
 def _row(row: dict[str, Any], y: int, first: date, last: date, today: date, words: fmt.Words) -> list[str]:
     status = row["status"]
     _ = words.gettext
-    who = words.role(row.get("who"))
+    who = row["who_shown"]
     if row.get("municipality"):
         who += f" ({row['municipality']})"
-    legend = f"{words.article(row.get('article'))} · {who}"
+    legend = f"{row['article_shown']} · {who}"
     middle = y + ROW / 2
     start = date.fromisoformat(row["starts_on"]) if row.get("starts_on") else first
     due = date.fromisoformat(row["due_on"]) if row.get("due_on") else None
     closed = date.fromisoformat(row["closed_on"]) if row.get("closed_on") else None
     tooltip = _("%(deadline)s: started %(start)s, due %(due)s, %(status)s", deadline=row.get("deadline", ""),
                 start=words.day(start), due=words.day(due) or _("no due date yet"),
-                status=words.deadline_status(status))
+                status=row["status_shown"])
     if closed:
         tooltip += " — " + _("closed on %(day)s", day=words.day(closed))
     out = [f'<g class="deadline {escape(status)}" data-deadline={quoteattr(row.get("deadline", ""))}>',
            f"<title>{escape(tooltip)}</title>",
            f'<text class="who" x="4" y="{middle - 2:.1f}">{escape(legend)}</text>',
-           f'<text class="status" x="4" y="{middle + 10:.1f}">{escape(words.deadline_status(status))}</text>']
+           f'<text class="status" x="4" y="{middle + 10:.1f}">{escape(row["status_shown"])}</text>']
     x0 = _x(start, first, last)
     if due is not None:
         x1 = _x(due, first, last)

@@ -66,6 +66,7 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
         "verdict": verdict,
         "checkpoint": latest_checkpoint(),
         "names": names,
+        "words": words,
     }
 
 

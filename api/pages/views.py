@@ -184,7 +184,8 @@ def case(number: str) -> str:
     if as_of and recorded_before:
         raise PageError(400, _("Ask for a legal date or for a recording time, not both."))
     found = casefile.case_file(number, g.actor, as_of=as_of, recorded_before=recorded_before)
-    return render_template("case.html", f=found, axis=axis.deadline_axis(found["deadlines"], found["day_of_view"]))
+    return render_template("case.html", f=found, axis=axis.deadline_axis(found["deadlines"], found["day_of_view"],
+                                                                        found["words"]))
 
 
 @pages.route("/prazos", methods=["GET"], endpoint="deadlines")
