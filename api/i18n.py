@@ -13,13 +13,16 @@ from __future__ import annotations
 import io
 import re
 import threading
+from functools import cache
 from pathlib import Path
 
 from babel import Locale, support
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from flask import Flask, has_request_context, request
-from flask_babel import Babel, Domain
+from flask_babel import Babel, Domain, gettext
+
+from api.fields import MESSAGES, WHATS
 
 TRANSLATIONS = Path(__file__).resolve().parent / "translations"
 #: The languages offered: the pages' default first.
@@ -131,15 +134,11 @@ MARSHMALLOW_MESSAGES = (
 
 def field_messages() -> tuple[str, ...]:
     """Every field message the API may give (marshmallow's and api/fields.py's), as templates."""
-    from api.fields import MESSAGES
-
     return MARSHMALLOW_MESSAGES + MESSAGES
 
 
 def _pattern(template: str) -> re.Pattern[str]:
     """The messages a template makes: its text as is, each `{value}` any text (a `{what}` one of its words)."""
-    from api.fields import WHATS
-
     parts = re.split(r"\{(\w+)\}", template)
     whats = "|".join(re.escape(what) for what in WHATS)
     regex = "".join(re.escape(part) if index % 2 == 0 else f"(?P<{part}>{whats})" if part == "what" else
@@ -147,18 +146,16 @@ def _pattern(template: str) -> re.Pattern[str]:
     return re.compile(regex + r"\Z", re.S)
 
 
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = []
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each field message's template with the pattern of the messages it makes, built at the first use."""
+    return tuple((template, _pattern(template)) for template in field_messages())
 
 
 def field_message(message: str) -> str:
     """A field's message in the request's language: the template it was made from, translated, filled with the
     same values (a `{what}` of api/fields.py translated too); a message of no known template as it is."""
-    from flask_babel import gettext
-    from api.fields import WHATS
-
-    if not _PATTERNS:
-        _PATTERNS.extend((template, _pattern(template)) for template in field_messages())
-    for template, pattern in _PATTERNS:
+    for template, pattern in _patterns():
         found = pattern.match(message)
         if found is not None:
             values = {name: gettext(value) if value in WHATS else value for name, value in found.groupdict().items()}
