@@ -277,8 +277,12 @@ class Municipality(ChainedAggregate):
         self.require_existing(ctx, article)
         self._record(self.Ceased, ctx, article=article, case_id=case_id, law=law, into=list(into))
 
+    def ceased_by(self, day: date) -> bool:
+        """Had the municipality ceased (incorporation, fusion, extinction) by `day`?"""
+        return self.ceased is not None and self.ceased["on"] <= day
+
     def require_existing(self, ctx: ActContext, article: str) -> None:
-        if self.ceased is not None and self.ceased["on"] <= ctx.occurred_on:
+        if self.ceased_by(ctx.occurred_on):
             raise refuse(article, Sentence(
                 "%(name)s ceased to exist on %(on)s (%(law)s)",
                 name=self.name, on=self.ceased['on'].isoformat(), law=self.ceased['law']))

@@ -212,7 +212,7 @@ class CaseActs(ApplicationBase):
             if toponym.ibge_code is None:
                 continue
             municipality = registry.get(toponym.ibge_code) or self._find_municipality(toponym.ibge_code)
-            if municipality is not None and municipality.ceased is not None and municipality.ceased["on"] <= day:
+            if municipality is not None and municipality.ceased_by(day):
                 ceased.add(toponym.ibge_code)
         return ceased
 
