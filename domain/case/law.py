@@ -17,7 +17,7 @@ from typing import Any
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
 from domain.case.kinds import BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS
-from domain.case.opening import federal_gate
+from domain.case.opening import gate_closed_since
 from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.names import ToponymList, normalise_name
 from domain.rules import (
@@ -118,7 +118,7 @@ class Law:
 
     def _judge_federal_gate(self, ctx: ActContext) -> dict[str, str]:
         """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law."""
-        closed_since, versions = federal_gate(ctx, self.kind)
+        closed_since, versions = gate_closed_since(ctx.statute, self.kind, ctx.occurred_on)
         if closed_since is not None:
             raise refuse("cf-art-18-par-4", Sentence(
                 "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on %(on)s "

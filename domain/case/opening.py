@@ -73,7 +73,7 @@ class Opening:
                     raise refuse("art-9", Sentence("a %(initiator)s's initiative must come with the Art. 4 documents; "
                                                    "missing: %(missing)s", initiator=Term(initiator), missing=Listing(missing)),
                                  missing=missing)
-        closed_since, gate_versions = federal_gate(ctx, kind)
+        closed_since, gate_versions = gate_closed_since(statute, kind, day)
         versions.update(gate_versions)
         impediments = [] if closed_since is None else [dict(GATE_IMPEDIMENT)]
         freezing = kind in MUNICIPAL_KINDS
@@ -171,11 +171,6 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
         if not any(str(area.get("municipality")) in municipalities for area in areas):
             raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from its origin",
                                                   kind=Term(kind)))
-
-
-def federal_gate(ctx: ActContext, kind: str) -> tuple[date | None, dict[str, str]]:
-    """CF art. 18 §4 on the act's date: since when the gate is closed for this kind (None: open), and versions."""
-    return gate_closed_since(ctx.statute, kind, ctx.occurred_on)
 
 
 def gate_closed_since(statute: Statute, kind: str, day: date) -> tuple[date | None, dict[str, str]]:
