@@ -193,9 +193,9 @@ def district_case(app: Tramita, code: str, opened: date, *, buildings: int = 45,
     return case
 
 
-def enact_district(app: Tramita, case: str, code: str, on: date):
+def enact_district(app: Tramita, case: str, code: str, on: date, *, living_person_declaration: bool = True):
     return app.enact_law(case, municipal("council", code), on, law="Lei Municipal 1",
-                         living_person_declaration=True)
+                         living_person_declaration=living_person_declaration)
 
 
 # ============================================================================== Art. 1-I (LC 132/2004)

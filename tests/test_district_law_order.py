@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 
 from domain.application import Tramita
-from domain.demo import MESA, municipal
-from tests.test_article_rules import TARAUACA, district_case, open_creation, refused
+from domain.demo import MESA
+from tests.test_article_rules import TARAUACA, district_case, enact_district, open_creation, refused
 from tests.test_statute_amendments import new_app
 
 FROZEN_ON = date(2026, 6, 1)
@@ -26,8 +26,7 @@ def frozen_district_case(district: str = "Vila Jurupari", buildings: int = 45) -
 
 
 def enact(app, case: str, on: date = date(2026, 7, 10), declaration: bool = True):  # noqa: ANN001, ANN201
-    return app.enact_law(case, municipal("council", TARAUACA), on, law="Lei Municipal 1",
-                         living_person_declaration=declaration)
+    return enact_district(app, case, TARAUACA, on, living_person_declaration=declaration)
 
 
 def test_a_frozen_municipality_s_district_named_after_a_municipality_is_refused_under_the_freeze_first():

@@ -8,16 +8,11 @@ from datetime import date
 import pytest
 
 from domain.acts import Actor
-from domain.demo import PRESIDENT, municipal
-from tests.test_article_rules import XAPURI, creation_enacted, new_app
+from domain.demo import municipal
+from tests.test_article_rules import INSTALLED_ON as INSTALLED, XAPURI, creation_enacted, install, new_app
 
-INSTALLED = date(1993, 1, 1)
 DOCUMENTS = f"personnel-documents:{XAPURI}"
 LEDGER = f"ledger-transfer:{XAPURI}"
-
-
-def install(app, case: str) -> None:  # noqa: ANN001
-    app.install_municipality(case, PRESIDENT, INSTALLED, mayor="P", vice_mayor="V", councillors=["C"])
 
 
 def send_documents(app, case: str, on: date) -> None:  # noqa: ANN001
