@@ -141,9 +141,7 @@ def seeded_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededApi]:
     harness = seeded_harness(f"sqlite:///{folder / 'tramita.sqlite'}")
     seed_demo(harness.app, say=lambda _: None)
     harness.projector.catch_up()
-    pristine = folder / "pristine.sqlite"
-    with closing(sqlite3.connect(folder / "tramita.sqlite")) as source, closing(sqlite3.connect(pristine)) as copy:
-        source.backup(copy)
+    pristine = copy_database(folder / "tramita.sqlite", folder / "pristine.sqlite")
     empty, API.target = API.target, harness.flask
     API.bearer = {role: harness.headers(role) for role in ROLES}
     API.pristine = pristine
@@ -152,6 +150,13 @@ def seeded_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededApi]:
     finally:
         API.target, API.bearer = empty, {}
         harness.close()
+
+
+def copy_database(source: Path, target: Path) -> Path:
+    """A consistent copy of an SQLite store (SQLite's backup); the copy's path."""
+    with closing(sqlite3.connect(source)) as reading, closing(sqlite3.connect(target)) as writing:
+        reading.backup(writing)
+    return target
 
 
 def seeded_harness(url: str) -> ApiHarness:
@@ -171,9 +176,7 @@ class FreshDemo:
 
     def open(self) -> ApiHarness:
         self.count += 1
-        path = self.folder / f"example-{self.count}.sqlite"
-        with closing(sqlite3.connect(self.pristine)) as source, closing(sqlite3.connect(path)) as copy:
-            source.backup(copy)
+        path = copy_database(self.pristine, self.folder / f"example-{self.count}.sqlite")
         return seeded_harness(f"sqlite:///{path}")
 
 
