@@ -21,11 +21,12 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoding
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoder, Transcoding
 
 from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
 from domain.application.pool import AggregatePool, byte_budget
+from domain.application.transcoder import StoredJSONTranscoder
 from domain.acts import ActContext, Actor, require_date
 from domain.amendments import StatuteAmendments
 from domain.calendar import Calendar
@@ -205,6 +206,15 @@ class ApplicationBase(Application):
     def construct_mapper(self) -> Mapper:
         mapper = super().construct_mapper()
         return SigningMapper(mapper, self.signer) if self.signer is not None else mapper
+
+    def construct_transcoder(self) -> Transcoder:
+        """The library's JSON transcoder, its bytes written by orjson where they are the same
+        (domain/application/transcoder.py); another one when the settings name it (`TRANSCODER_TOPIC`)."""
+        if self.factory.env.get(self.factory.TRANSCODER_TOPIC):
+            return super().construct_transcoder()
+        transcoder = StoredJSONTranscoder()
+        self.register_transcodings(transcoder)
+        return transcoder
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)

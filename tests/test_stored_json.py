@@ -1,0 +1,125 @@
+"""The stored events' bytes (domain/application/transcoder.py): whichever encoder writes a state, the row holds
+exactly what the library's own JSON transcoder writes, so that old and new rows read alike and a database
+administrator sees one format."""
+
+from __future__ import annotations
+
+import enum
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import Decimal
+from uuid import UUID
+
+import pytest
+from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, JSONTranscoder, UUIDAsHex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from domain.application.base import DateAsISO
+from domain.application.transcoder import StoredJSONTranscoder, written_alike
+from domain.demo import seed_demo
+from domain.application import Tramita
+from tests.stores import make_app, pinned_clock
+from tramita.persistence import persistence_env
+
+
+def registered(transcoder: JSONTranscoder) -> JSONTranscoder:
+    """The transcodings the application registers (the library's and tramita's legal dates)."""
+    for transcoding in (UUIDAsHex(), DecimalAsStr(), DatetimeAsISO(), DateAsISO()):
+        transcoder.register(transcoding)
+    return transcoder
+
+
+LIBRARY, STORED = registered(JSONTranscoder()), registered(StoredJSONTranscoder())
+
+
+def written(transcoder: JSONTranscoder, state: object) -> bytes | str:
+    """The bytes a transcoder writes, or the type of what it raised."""
+    try:
+        return transcoder.encode(state)
+    except Exception as error:  # noqa: BLE001 - the two must fail alike
+        return type(error).__name__
+
+
+class Word(str):
+    """A str subclass (the library's encoder writes it as a string)."""
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+# Every character, lone surrogates included (not UTF-8: neither encoder can store one), and every kind of value a
+# state could hold, those the fast path takes and those it leaves to the library.
+TEXT = st.text(st.characters(), max_size=12)
+INTEGERS = st.one_of(st.integers(), st.sampled_from([2**63 - 1, 2**63, -2**63, -2**63 - 1, 2**64, 2**64 - 1, 10**40]))
+LEAVES = st.one_of(
+    st.none(), st.booleans(), INTEGERS, TEXT, st.dates(), st.uuids(),
+    st.datetimes(timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5))])),
+    st.decimals(allow_nan=False, allow_infinity=False), st.floats(), st.builds(Word, TEXT),
+    st.just(Colour.RED), st.just(time(12, 30)),
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.lists(inner, max_size=3).map(tuple),
+                            st.dictionaries(TEXT, inner, max_size=4),
+                            st.dictionaries(st.one_of(st.integers(), st.booleans(), st.none()), inner, max_size=2)),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=8))
+def test_a_stored_state_is_byte_for_byte_what_the_librarys_transcoder_writes(state):
+    assert written(STORED, state) == written(LIBRARY, state)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=8))
+def test_a_state_written_by_orjson_reads_back_as_the_library_reads_its_own(state):
+    encoded = written(STORED, state)
+    if isinstance(encoded, bytes):
+        assert LIBRARY.decode(encoded) == LIBRARY.decode(LIBRARY.encode(state))
+
+
+@pytest.mark.parametrize("value", [
+    UUID("e2964cb3-cff7-50a9-97d4-17b4bc08691d"), 1.5, float("nan"), Word("x"), Colour.RED, time(1, 2),
+    {1: "a"}, [{"deep": [UUID(int=1)]}], (date(2026, 1, 2), 0.1),
+])
+def test_a_value_orjson_would_write_differently_is_left_to_the_librarys_encoder(value):
+    assert not written_alike({"value": value})
+    assert written(STORED, {"value": value}) == written(LIBRARY, {"value": value})
+
+
+def test_the_values_events_hold_are_written_by_orjson():
+    state = {"occurred_on": date(2014, 1, 2), "timestamp": datetime(2026, 11, 30, 12, tzinfo=timezone.utc),
+             "actor": {"principal": "mesa", "role": "assembly-mesa", "municipality": None}, "figures": [Decimal("1.5")],
+             "items": ("art-4-I", "art-4-II"), "count": 3, "final": True, "text": "Área \u0000\n\"x\"\u2028"}
+    assert written_alike(state)
+    assert STORED.encode(state) == LIBRARY.encode(state)
+
+
+def test_nesting_deeper_than_orjson_allows_is_written_by_the_librarys_encoder():
+    state: dict = {"leaf": 1}
+    for _ in range(300):
+        state = {"inner": state}
+    assert written(STORED, state) == written(LIBRARY, state)
+
+
+def test_every_event_of_the_demo_is_stored_as_the_librarys_transcoder_writes_it():
+    app = make_app("memory://")
+    assert isinstance(app.mapper.transcoder, StoredJSONTranscoder)
+    seed_demo(app, say=lambda _: None)
+    records = app.recorder.select_notifications(1, 100_000)
+    assert len(records) > 100
+    for record in records:
+        state = LIBRARY.decode(record.state)
+        assert record.state == LIBRARY.encode(state), record.topic
+
+
+def test_a_transcoder_named_in_the_settings_is_the_one_used():
+    env = {**persistence_env("memory://"), "TRANSCODER_TOPIC": "eventsourcing.persistence:JSONTranscoder"}
+    app = Tramita(env, clock=pinned_clock)
+    try:
+        assert type(app.mapper.transcoder) is JSONTranscoder
+    finally:
+        app.close()
