@@ -12,7 +12,7 @@ from domain.acts import Actor
 from domain.application import Tramita
 from domain.errors import IncompetentBodyError, LegalRuleError, StatuteAmendmentError
 from tests.api_client import ApiHarness, Clock
-from tests.test_article_rules import GOVERNOR, LAW, creation_ready_for_law, creation_verified
+from tests.test_article_rules import GOVERNOR, LAW, open_creation, creation_ready_for_law, creation_verified
 from tramita.cli import main
 from tramita.persistence import persistence_env
 
@@ -86,6 +86,36 @@ def test_an_amendment_recorded_by_one_process_is_taken_up_by_another_at_its_next
     assert api_worker.statute.value(GATE, date(2027, 4, 1)) == "open"
     api_worker.enact_law(case, GOVERNOR, date(2027, 4, 1), name="Vila Nova", **LAW)
     assert api_worker.get_case(case).stage == "law-enacted"
+
+
+def amend_requisition_competence(app: Tramita, bodies: list[str]) -> None:
+    """From 2027-09-01 the bodies that issue an Art. 10 requisition are `bodies`."""
+    table = {**app.statute.value("competence.act", date(2027, 9, 1)), "requisition-issued": bodies}
+    app.amend_statute(OPERATOR, date(2027, 9, 1), law="Lei Complementar estadual nº 401, de 1º de setembro de 2027",
+                      parameters=[{"id": "competence.act", "article": "rules-lifecycle", "effective_from": date(2027, 9, 1),
+                                   "value": table, "source": "LC 401/2027, art. 1º"}])
+
+
+def test_a_body_made_competent_by_another_process_passes_the_requests_competence_check_at_once(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    api_worker, operator_shell = new_app(url), new_app(url)
+    president = Actor("presidente", "assembly-president")
+    with pytest.raises(IncompetentBodyError):
+        api_worker.require_may_record(president, "requisition-issued")
+    amend_requisition_competence(operator_shell, ["assembly-mesa", "assembly-president"])
+    api_worker.require_may_record(president, "requisition-issued")
+
+
+def test_a_body_no_longer_competent_is_refused_by_the_act_even_when_the_request_passed_its_check(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+    api_worker, operator_shell = new_app(url), new_app(url)
+    case = open_creation(api_worker, date(2027, 8, 31))
+    amend_requisition_competence(operator_shell, ["assembly-president"])
+    api_worker.require_may_record(MESA, "requisition-issued")  # the statute as this process last read it
+    with pytest.raises(IncompetentBodyError) as refusal:
+        api_worker.issue_requisition(case, MESA, date(2027, 9, 1), body="ibge", items=["art-4"])
+    assert refusal.value.article == "art-10"
+    assert api_worker.get_case(case).requisitions == {}
 
 
 # ============================================================================== a decision keeps its version

@@ -103,6 +103,11 @@ class StatuteInForce:
                 self._statute, self._book = self.shipped.amended(book.amendments), book
             return self._statute
 
+    def last_read(self) -> Statute:
+        """The statute as this process last read it, without asking the store (an amendment recorded since by
+        another process is not in it): for a check that is made again on the statute `current` gives."""
+        return self._statute
+
 
 class ConcurrentActError(SaidError):
     """The act kept meeting concurrent saves of the same aggregates; nothing was recorded."""

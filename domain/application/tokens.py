@@ -70,10 +70,14 @@ class Tokens(ApplicationBase):
 
         The refusal cites the article of the act for the case's kind (the case `case_ref`, or the `kind` a petition
         names), as the act itself would: a district's finding Art. 32, its law Art. 31. The act itself checks
-        again, on its legal date and for the case's kind and municipality.
+        again, on its legal date and for the case's kind and municipality, with the statute read from the store;
+        so this check takes the statute as the process last read it, and reads it again only before refusing
+        (an amendment another process recorded since may have made the body competent).
         """
         today = self.today()
-        article, bodies = bodies_competent_for(self.statute, today, act)
+        article, bodies = bodies_competent_for(self._amendments.last_read(), today, act)
+        if actor.role not in bodies:
+            article, bodies = bodies_competent_for(self.statute, today, act)
         if actor.role not in bodies:
             if case_ref is not None:
                 kind = self._kind_of(case_ref)
