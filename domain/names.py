@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import itertools
 import re
 import tomllib
 import unicodedata
@@ -46,13 +47,17 @@ class ToponymList:
     """Art. 17 par. ún.: the existing names a new name must not repeat (IBGE list plus recorded acts)."""
 
     def __init__(self, toponyms: Iterable[Toponym], *, base_version: str, extra: int = 0) -> None:
-        self._toponyms = tuple(toponyms)
+        self._base = tuple(toponyms)
         self._base_version = base_version
         self._extra = extra
         index: dict[str, list[Toponym]] = {}
-        for toponym in self._toponyms:
+        for toponym in self._base:
             index.setdefault(normalise_name(toponym.name), []).append(toponym)
-        self._index = index
+        self._base_index = index
+        # The names added by acts, apart: a list with more names shares its base (the IBGE list, 5,570 names)
+        # and its index with the list it was made from, so adding a law's name does not copy them.
+        self._added: tuple[Toponym, ...] = ()
+        self._added_index: dict[str, tuple[Toponym, ...]] = {}
 
     @classmethod
     def shipped(cls) -> ToponymList:
@@ -63,21 +68,24 @@ class ToponymList:
         """Art. 17 par. ún.: a new list that also holds the names recorded by acts (exact repeats skipped)."""
         added: dict[Toponym, None] = {}  # in order, each once
         for toponym in extra:
-            if toponym not in self._index.get(normalise_name(toponym.name), ()):
+            key = normalise_name(toponym.name)
+            if toponym not in self._base_index.get(key, ()) and toponym not in self._added_index.get(key, ()):
                 added.setdefault(toponym)
         combined = type(self).__new__(type(self))
-        combined._toponyms = (*self._toponyms, *added)
+        combined._base, combined._base_index = self._base, self._base_index
         combined._base_version = self._base_version
         combined._extra = self._extra + len(added)
-        combined._index = dict(self._index)  # only the added names are normalised again
+        combined._added = (*self._added, *added)
+        combined._added_index = dict(self._added_index)  # only the added names are normalised again
         for toponym in added:
             key = normalise_name(toponym.name)
-            combined._index[key] = [*combined._index.get(key, ()), toponym]
+            combined._added_index[key] = (*combined._added_index.get(key, ()), toponym)
         return combined
 
     def same_name(self, name: str) -> list[Toponym]:
         """Art. 17 par. ún.: the existing toponyms whose name equals the candidate's, ignoring accents and case."""
-        return list(self._index.get(normalise_name(name), ()))
+        key = normalise_name(name)
+        return [*self._base_index.get(key, ()), *self._added_index.get(key, ())]
 
     @property
     def version(self) -> str:
@@ -85,10 +93,10 @@ class ToponymList:
         return f"{self._base_version}+{self._extra}" if self._extra else self._base_version
 
     def __len__(self) -> int:
-        return len(self._toponyms)
+        return len(self._base) + len(self._added)
 
     def __iter__(self) -> Iterator[Toponym]:
-        return iter(self._toponyms)
+        return itertools.chain(self._base, self._added)
 
 
 @functools.cache
