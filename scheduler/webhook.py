@@ -83,18 +83,22 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
     watchdog = threading.Timer(timeout, cut_off)
     watchdog.daemon = True
     watchdog.start()
+    timed_out = False
     try:
         connection.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body=body,
                            headers={"Content-Type": "application/json", "User-Agent": "tramita-scheduler",
                                     **headers})
         status = connection.getresponse().status
     except (OSError, http.client.HTTPException) as error:
-        if not cut.is_set():
+        # The socket's own timeout (`timeout` on each read or write) can run out before the watchdog's thread
+        # gets its turn on a busy machine: the same missing answer, told the same way.
+        timed_out = isinstance(error, TimeoutError)
+        if not (timed_out or cut.is_set()):
             raise DeliveryError(f"{type(error).__name__}: {error}") from None
     finally:
         watchdog.cancel()
         connection.close()
-    if cut.is_set():  # cut off: what was read may look complete (the cut ends the headers early), it is not
+    if timed_out or cut.is_set():  # cut off: what was read may look complete (the cut ends the headers early)
         raise DeliveryError(f"no answer within {timeout:g} s")
     if 300 <= status < 400:
         raise DeliveryError(f"HTTP {status} (redirects are not followed)")

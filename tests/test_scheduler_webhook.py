@@ -268,6 +268,26 @@ def test_a_receiver_that_never_finishes_its_headers_fails_the_try_at_the_timeout
     assert app.get_alert(alert.id).delivery_error == "no answer within 1 s"
 
 
+def test_a_receiver_silent_past_the_sockets_own_timeout_is_told_as_no_answer_within_the_timeout(servers, monkeypatch):
+    """On a busy machine the socket's timeout can run out before the watchdog's thread runs: the watchdog is held
+    back here, so that only the socket's timeout ends the wait."""
+    import scheduler.webhook as webhook_module
+
+    held_back = threading.Event()
+
+    class LateTimer(threading.Timer):
+        def __init__(self, interval: float, function: Callable[[], None]) -> None:
+            super().__init__(STALL_SECONDS, function)
+            held_back.set()
+
+    monkeypatch.setattr(webhook_module.threading, "Timer", LateTimer)
+    receiver = servers([stalled_headers])
+    with pytest.raises(webhook_module.DeliveryError) as failure:
+        post_signed(receiver.url, b"{}", {}, timeout=0.5)
+    assert held_back.is_set()
+    assert str(failure.value) == "no answer within 0.5 s"
+
+
 def test_the_pause_between_tries_doubles_up_to_the_cap_and_is_drawn_below_it():
     webhook = Webhook("http://127.0.0.1:9/alerts", lambda *_: None, tries=20, secret=SECRET, backoff=1.0,
                       backoff_cap=30.0, jitter=lambda ceiling: ceiling)
