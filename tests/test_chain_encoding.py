@@ -27,7 +27,9 @@ VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), INTEGERS, TEXT, st.dates(),
               st.datetimes(timezones=st.just(timezone(timedelta(hours=-5)))), st.uuids(),
               st.decimals(allow_nan=False, allow_infinity=False)),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.lists(inner, max_size=3).map(tuple),
+                            st.dictionaries(TEXT, inner, max_size=4),
+                            st.dictionaries(st.one_of(st.integers(), st.booleans()), inner, max_size=2)),
     max_leaves=20,
 )
 
