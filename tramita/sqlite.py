@@ -18,14 +18,8 @@ lets the `flock` go when its process ends, however it ends. A process that does 
 a process of another version) is still kept out by SQLite's own lock, as before. An in-memory SQLite database has
 no file and is left to the library.
 
-A save is one statement. The library writes a save as `BEGIN`, one `INSERT` per event, then `COMMIT`, each a call
-into SQLite that lets go of the interpreter lock and must win it back from the process's other threads (an API
-worker's requests), all while the save holds the turn: under load a save held it more than twice as long as the
-same save in a process doing nothing else. Here the connection is taken from the library's pool first (within the
-process's turn), and the turn across processes covers a single `INSERT ... VALUES (...), (...) RETURNING rowid,
-...`: in SQLite's autocommit mode one statement is one transaction, so its events are stored all together or, on
-any error (a version already stored: the library's `IntegrityError`), not at all, as in the library's transaction.
-Its notification ids are the returned rowids, matched to the events by aggregate and version.
+A save is the library's own transaction (`BEGIN`, one `INSERT` per event, `COMMIT`) inside its turn. A save
+written as one `INSERT ... RETURNING` statement was tried and measured slower (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -51,14 +45,6 @@ _ERRORS: tuple[tuple[type[sqlite3.Error], type[Exception]], ...] = (
     (sqlite3.NotSupportedError, persistence.NotSupportedError), (sqlite3.DatabaseError, persistence.DatabaseError),
     (sqlite3.Error, persistence.PersistenceError),
 )
-
-
-#: `RETURNING` came with SQLite 3.35; an older library saves as the library does.
-RETURNING = sqlite3.sqlite_version_info >= (3, 35)
-#: Events written by one statement (4 parameters each, well within SQLite's 32,766): a larger save (a registry's
-#: seeding), or one the library asks to record with more than its events (a tracking record), is written as the
-#: library writes it.
-MAX_EVENTS_PER_STATEMENT = 1000
 
 
 class WriterTurns:
@@ -113,46 +99,18 @@ class WriterTurns:
 
 class OneStatementReadsRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, whose reads of an aggregate's events are one statement and whose
-    saves take turns and are one statement (the module's docstring)."""
+    saves take turns (the module's docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         pool = self.datastore.pool
         self._turns = None if pool.is_sqlite_memory_mode else WriterTurns(pool.db_name)
-        self._insert_statements: dict[int, str] = {}
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         if self._turns is None:
             return super().insert_events(stored_events, **kwargs)
-        if kwargs or not 0 < len(stored_events) <= MAX_EVENTS_PER_STATEMENT or not RETURNING:
-            with self._turns.turn():
-                return super().insert_events(stored_events, **kwargs)
-        params: list[Any] = []
-        for stored in stored_events:
-            originator = stored.originator_id
-            params += (originator.hex if isinstance(originator, UUID) else originator, stored.originator_version,
-                       stored.topic, stored.state)
-        statement = self._insert_statement(len(stored_events))
-        # The connection is taken within the process's turn (the library's pool queues every request for one,
-        # readers' too, behind a writer waiting for its connection) and before the turn across processes.
-        with self._turns.within_process(), self.datastore.get_connection(commit=True) as connection, \
-                _translated(), connection.cursor() as c:
-            with self._turns.across_processes():
-                c.execute(statement, params)
-                rows = c.fetchall()
-        ids = {(row[1], row[2]): row[0] for row in rows}
-        return [ids[(params[4 * n], stored.originator_version)] for n, stored in enumerate(stored_events)]
-
-    def _insert_statement(self, count: int) -> str:
-        """`INSERT INTO <events> VALUES (?,?,?,?), ... RETURNING rowid, originator_id, originator_version` for
-        `count` events (built once per count)."""
-        statement = self._insert_statements.get(count)
-        if statement is None:
-            values = ",".join(("(?,?,?,?)",) * count)
-            statement = self._insert_statements[count] = (
-                f"INSERT INTO {self.events_table_name} VALUES {values} "
-                "RETURNING rowid, originator_id, originator_version")
-        return statement
+        with self._turns.turn():
+            return super().insert_events(stored_events, **kwargs)
 
     def select_events(self, originator_id: UUID | str, *, gt: int | None = None, lte: int | None = None,
                       desc: bool = False, limit: int | None = None) -> Sequence[StoredEvent]:

@@ -1,5 +1,5 @@
-"""An SQLite save is one `INSERT ... RETURNING` statement, which SQLite runs as one transaction: its events are
-stored all together and committed when the save returns, or not at all (tramita/sqlite.py)."""
+"""An SQLite save, taken in its turn (tramita/sqlite.py), is one transaction: its events are stored all together
+and committed when the save returns, with their notification ids, or not at all."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from uuid import uuid4
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
-from tramita import sqlite as tramita_sqlite
 from tramita.bootstrap import build_application
 
 
@@ -60,15 +59,14 @@ def test_a_save_repeating_a_version_within_itself_stores_nothing(recorder):
     assert stored_rows(path) == []
 
 
-def test_a_save_larger_than_one_statement_is_stored_whole_as_the_library_stores_it(recorder, monkeypatch):
+def test_a_large_save_is_stored_whole_or_not_at_all(recorder):
     rec, path = recorder
-    monkeypatch.setattr(tramita_sqlite, "MAX_EVENTS_PER_STATEMENT", 3)
     case = uuid4()
-    ids = rec.insert_events(events(case, [1, 2, 3, 4, 5]))
-    assert [row[0] for row in stored_rows(path)] == ids and len(ids) == 5
+    ids = rec.insert_events(events(case, range(1, 1201)))
+    assert [row[0] for row in stored_rows(path)] == ids and len(ids) == 1200
     with pytest.raises(IntegrityError):
-        rec.insert_events(events(uuid4(), [1, 2, 3]) + events(case, [5]))
-    assert len(stored_rows(path)) == 5
+        rec.insert_events(events(uuid4(), range(1, 1201)) + events(case, [1200]))
+    assert len(stored_rows(path)) == 1200
 
 
 def test_the_events_read_back_are_those_saved(recorder):
