@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -58,9 +58,9 @@ class Parameter:
     #: Who gave the statute this version: None for the shipped data, else the amendment (`domain/amendments.py`).
     introduced_by: dict[str, Any] | None = field(default=None, compare=False)
 
-    @property
+    @cached_property
     def version(self) -> str:
-        """The identifier events record as "the rule version used"."""
+        """The identifier events record as "the rule version used" (made once: several times per act)."""
         return f"{self.id}@{self.effective_from.isoformat()}"
 
     def holds(self, found: Any, required: Any | None = None) -> bool:
