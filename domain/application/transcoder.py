@@ -24,7 +24,7 @@ from eventsourcing.persistence import JSONTranscoder
 #: The types orjson and the library's encoder write alike, by exact type (dates, timestamps and decimals through
 #: the library's transcodings, which orjson hands back to it).
 _ALIKE = frozenset({str, int, bool, type(None), date, datetime, Decimal})
-_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME  # dates and timestamps to the transcodings, not orjson's own ISO text
 
 
 def written_alike(value: Any) -> bool:
