@@ -61,25 +61,16 @@ class WriterTurns:
 
     @contextmanager
     def turn(self) -> Iterator[None]:
-        with self.within_process(), self.across_processes():
-            yield
-
-    def within_process(self) -> threading.Lock:
-        """The first half of a turn: this process's writers one at a time."""
-        return self._threads
-
-    @contextmanager
-    def across_processes(self) -> Iterator[None]:
-        """The second half, taken inside the first: the file's writers one at a time."""
-        fd = self._file()
-        if fd is None:
-            yield
-            return
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        with self._threads:
+            fd = self._file()
+            if fd is None:
+                yield
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _file(self) -> int | None:
         """The lock file, opened on the first write of each process: a descriptor inherited across a fork would
