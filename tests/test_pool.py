@@ -10,7 +10,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from domain.application.pool import AggregatePool
-from domain.demo import GOVERNOR, municipal
+from domain.demo import GOVERNOR, municipal, seed_demo
 from domain.errors import LegalRuleError
 from domain.registry import Municipality
 from tests.stores import make_app
@@ -185,3 +185,35 @@ def test_the_application_saves_as_the_library_does_collecting_its_aggregates_by_
     assert [r.domain_event for r in recordings] == pending and not case.pending_events
     assert memory_app.recorder.max_notification_id() == before + len(pending)
     assert memory_app.repository.get(case.id).version == case.version == 2
+
+
+def _containers(value, found: dict[int, object]) -> dict[int, object]:
+    """Every dict and list reachable in `value`, by id."""
+    if isinstance(value, (dict, list)) and id(value) not in found:
+        found[id(value)] = value
+        for item in (value.values() if isinstance(value, dict) else value):
+            _containers(item, found)
+    return found
+
+
+def test_a_private_copy_of_every_demo_aggregate_holds_what_it_holds_and_shares_nothing_that_changes(memory_app):
+    """A read outside an act gets a copy made by walking the aggregate's containers (`copied_state`): what it
+    holds pickles to the very bytes of the pooled aggregate, no dict or list of it is the pooled one's, and a
+    part the aggregate holds twice is held twice by the copy too, as `copy.deepcopy` and pickle keep it."""
+    import pickle
+    from copy import deepcopy
+
+    seed_demo(memory_app, say=lambda line: None)
+    ids = {notification.originator_id for notification in memory_app.recorder.select_notifications(1, 10**6)}
+    assert len(ids) > 20
+    for aggregate_id in ids:
+        with memory_app.pool.borrowing():
+            pooled = memory_app.pool.get(aggregate_id)
+            copy = deepcopy(pooled)
+            assert type(copy) is type(pooled) and copy is not pooled
+            assert pickle.dumps(copy, protocol=5) == pickle.dumps(pooled, protocol=5)
+            assert not set(_containers(vars(copy), {})) & set(_containers(vars(pooled), {}))
+    case = borrowed_case(memory_app, open_incorporation(memory_app))
+    shared = case.__dict__["shared_for_this_test"] = {"frozen": case.frozen}
+    copy = deepcopy(case)
+    assert copy.shared_for_this_test["frozen"] is copy.frozen is not case.frozen and shared["frozen"] is case.frozen
