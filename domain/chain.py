@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -93,15 +93,39 @@ def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any
 def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
     """The canonical encoding of one event (step 1 and 2 of the recipe).
 
-    The document holds only JSON's own types by then (`canonical_value`), which orjson encodes with sorted keys
-    byte for byte as the recipe's `json.dumps` does (every character escaped alike, keys in code point order:
-    tests/test_chain_encoding.py), several times faster. What orjson refuses (an integer beyond 64 bits) is
-    encoded by `json` itself, which the recipe names."""
-    document = canonical_document(event_type, fields)
+    orjson encodes the document with sorted keys byte for byte as the recipe's `json.dumps` does (every character
+    escaped alike, keys in code point order: tests/test_chain_encoding.py), several times faster. The document it
+    is given is `canonical_document`'s but for the text of a date, a UUID and a UTC timestamp inside their tags,
+    which orjson writes itself, as the same text (`_hashed_value`). What orjson refuses (an integer beyond 64
+    bits) is encoded by `json` itself, which the recipe names."""
+    excluded = _EXCLUDED if UPCAST_MARK not in fields else {*_EXCLUDED, *fields[UPCAST_MARK]}
+    document = {key: item if type(item) in _PLAIN else _hashed_value(item) for key, item in fields.items()
+                if key not in excluded}
+    document["type"] = event_type
     try:
         return _dumps(document, option=_SORTED)
     except orjson.JSONEncodeError:
-        return recipe_bytes(document)
+        return recipe_bytes(canonical_document(event_type, fields))
+
+
+def _hashed_value(value: Any) -> Any:
+    """`canonical_value`, but a date, a UUID and a UTC timestamp stay objects inside their tags: orjson writes
+    them as `isoformat()` and `str()` write them (a timestamp in another zone is written as text here, since
+    orjson drops the seconds of an offset that has them)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {str(key): item if type(item) in _PLAIN else _hashed_value(item) for key, item in value.items()}
+    if kind is date:
+        return {"$date": value}
+    if kind is list:
+        return [item if type(item) in _PLAIN else _hashed_value(item) for item in value]
+    if kind is datetime:
+        return {"$datetime": value if value.tzinfo is timezone.utc else value.isoformat()}
+    if kind is UUID:
+        return {"$uuid": value}
+    return _tagged(value)
 
 
 def recipe_bytes(document: dict[str, Any]) -> bytes:

@@ -20,12 +20,15 @@ def recipe(event_type: str, fields: dict) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+#: UTC (the clock's), a whole-hour offset, and offsets with minutes and seconds (which `isoformat` writes).
+ZONES = (timezone.utc, timezone(timedelta(hours=-5)), timezone(timedelta(hours=1, minutes=1, seconds=1)),
+         timezone(timedelta(hours=-4, minutes=-31, seconds=-12)))
 # Any text but lone surrogates (which no event can hold: they are not UTF-8), control characters included.
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 INTEGERS = st.one_of(st.integers(), st.sampled_from([2**63 - 1, 2**63, -2**63, -2**63 - 1, 2**64, 2**64 - 1, 10**40]))
 VALUES = st.recursive(
     st.one_of(st.none(), st.booleans(), INTEGERS, TEXT, st.dates(),
-              st.datetimes(timezones=st.just(timezone(timedelta(hours=-5)))), st.uuids(),
+              st.datetimes(timezones=st.sampled_from(ZONES)), st.datetimes(), st.uuids(),
               st.decimals(allow_nan=False, allow_infinity=False)),
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.lists(inner, max_size=3).map(tuple),
                             st.dictionaries(TEXT, inner, max_size=4),
