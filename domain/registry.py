@@ -11,6 +11,7 @@ from bisect import bisect_right, insort_right
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -55,6 +56,7 @@ class Municipality(ChainedAggregate):
     """One municipality of Acre: registry figures with their history, districts, Art. 38 freezes."""
 
     @staticmethod
+    @lru_cache(maxsize=4096)  # a pure function of the key, asked several times an act: remembered, bounded
     def id_for(key: str) -> UUID:
         return uuid5(REGISTRY_NAMESPACE, f"municipality:{key}")
 
