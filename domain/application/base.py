@@ -400,6 +400,8 @@ class ApplicationBase(Application):
         """A case number (LC35-2026-0001) or its UUID -> the case id; unknown -> CaseNotFoundError."""
         if isinstance(case_ref, UUID):
             return case_ref
+        if len(case_ref) < 32:  # a UUID's text has its 32 hex digits at least: a number, not tried as one
+            return case_id_for(case_ref)
         try:
             return UUID(case_ref)
         except ValueError:
