@@ -145,8 +145,8 @@ def test_the_pool_budget_is_read_from_the_environment_and_a_malformed_one_is_ref
 
 
 def test_the_memory_store_reads_an_aggregate_s_later_events_by_version_as_the_databases_do(memory_app):
-    """The in-process recorder finds the events after a version by looking them up (tramita/memory.py), and
-    answers exactly what the library's walk over every version answers."""
+    """The in-process recorder finds the events after a version, or all of them, by looking them up
+    (tramita/memory.py), and answers exactly what the library's walk over every version answers."""
     from eventsourcing.popo import POPOApplicationRecorder
 
     number = open_incorporation(memory_app)
@@ -154,9 +154,9 @@ def test_the_memory_store_reads_an_aggregate_s_later_events_by_version_as_the_da
     case_id = memory_app.resolve_case(number)
     recorder = memory_app.recorder
     assert type(recorder).__name__ == "IndexedMemoryRecorder"
-    for gt in (0, 1, 2, 5):
+    for gt in (None, 0, 1, 2, 5):
         assert recorder.select_events(case_id, gt=gt) == POPOApplicationRecorder.select_events(recorder, case_id, gt=gt)
-    assert recorder.select_events(uuid.uuid4(), gt=0) == []
+    assert recorder.select_events(uuid.uuid4(), gt=0) == recorder.select_events(uuid.uuid4()) == []
 
 
 def test_the_application_saves_as_the_library_does_collecting_its_aggregates_by_their_class(memory_app):

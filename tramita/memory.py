@@ -20,10 +20,14 @@ class IndexedMemoryRecorder(POPOApplicationRecorder):
 
     def select_events(self, originator_id: UUID | str, *, gt: int | None = None, lte: int | None = None,
                       desc: bool = False, limit: int | None = None) -> Sequence[StoredEvent]:
-        if gt is None or desc or lte is not None or limit is not None:
+        if desc or lte is not None or limit is not None:
             return super().select_events(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
         with self._database_lock:
             index = self._stored_events_index.get(str(originator_id), {})
+            if gt is None:  # all its events: those after version 0, unless it has one numbered 0 or less
+                if index and (next(iter(index)) < 1 or 0 in index):
+                    return super().select_events(originator_id)
+                gt = 0
             found, version = [], gt + 1
             while version in index:
                 found.append(self._stored_events[index[version]])
