@@ -6,12 +6,12 @@ taken from the clock the application passes in (the domain never reads the clock
 
 from __future__ import annotations
 
-from copy import deepcopy
 import dataclasses
+from copy import deepcopy
 from dataclasses import MISSING, dataclass
-from functools import cache
 from datetime import date, datetime
 from decimal import Decimal
+from functools import cache
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -159,9 +159,9 @@ _IMMUTABLE = frozenset({str, int, bool, float, bytes, type(None), date, datetime
 def copied_state(value: Any, memo: dict[int, Any]) -> Any:
     """A deep copy of an aggregate's state, as `copy.deepcopy` makes it (`memo` keeps shared parts shared), that
     walks only the containers: strings, numbers, dates, timestamps, decimals and UUIDs are never changed in place,
-    so the copy shares them. An aggregate's state is plain dicts and lists of those (a case's, after 40 acts, is
-    about 90 dicts and 600 values); any other type is copied by `copy.deepcopy` with the same memo. Pickling the
-    whole aggregate, which this replaces, rebuilt every date and string, at about twice the cost."""
+    so the copy shares them. An aggregate's state is plain dicts and lists of those; any other type is copied by
+    `copy.deepcopy` with the same memo. Pickling the whole aggregate, which this replaces, rebuilt every date and
+    string, at about twice the cost (docs/benchmarks.md)."""
     kind = type(value)
     if kind in _IMMUTABLE:
         return value
@@ -195,7 +195,7 @@ def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_v
 def _new_event(event_class: type[Any], **fields: Any) -> Any:
     """`event_class(**fields)`, made as the library's mapper makes an event it reads: its fields set as its state,
     in the dataclass's order (so it is stored as the same bytes), without a frozen dataclass's `__setattr__` per
-    field (2.8 µs an event, against 0.6). Only for a class whose `__init__` is the dataclass's own, with no default
+    field (about a fifth of the cost: docs/benchmarks.md). Only for a class whose `__init__` is the dataclass's own, with no default
     and no `__post_init__` but the library's check of the id (made here too), and given every field; anything else
     is built by `__init__`, which raises its own error."""
     names = _plain_fields(event_class)
