@@ -195,7 +195,7 @@ def _chained_event(event_class: type[Any], ctx: ActContext, article: str, rule_v
 def _new_event(event_class: type[Any], **fields: Any) -> Any:
     """`event_class(**fields)`, made as the library's mapper makes an event it reads: its fields set as its state,
     in the dataclass's order (so it is stored as the same bytes), without a frozen dataclass's `__setattr__` per
-    field (about a fifth of the cost: docs/benchmarks.md). Only for a class whose `__init__` is the dataclass's own, with no default
+    field (a fifth less: docs/benchmarks.md). Only for a class whose `__init__` is the dataclass's own, with no default
     and no `__post_init__` but the library's check of the id (made here too), and given every field; anything else
     is built by `__init__`, which raises its own error."""
     names = _plain_fields(event_class)
