@@ -33,19 +33,23 @@ What is measured
 Events are counted as the growth of the store's notification log (`recorder.max_notification_id()`)
 over the timed part. Times come from `time.perf_counter`. The goal is a ratio >= 0.5.
 
-3. Growth lines (same run, each on a fresh store of the same kind, set-up untimed; goal <= 1.2 each):
+3. Growth lines (same run, set-up untimed; goal <= 1.2 each). Each line compares two stores of the same
+   kind, one grown to the short (or early) point and one to the long (or late) point, both fresh, both alive
+   in the same process; their timed samples are then taken alternately (short then long, then long then
+   short), so a slower spell of the machine (on the development machine, spells of a second or two at up to
+   twice the time) falls on both sides alike instead of on whichever was being measured.
 
    - case length. 13 voters' creation cases (the Mesa's petition with 32 voter titles, one registry
      municipality each, opened on 2014-01-02) are grown together, round-robin, by Art. 10 cycles of three
      acts: the Mesa requisitions a body (IBGE, TRE, SEFAZ, IBGE in turn), the body records the receipt the next
      day (its 30-day answer deadline opens), and the body records its Art. 4 finding (I, II, III, IV; never V or
      VI, so Art. 4 stays incomplete and requisitions stay admissible) 5 days later, every sixth one 40 days
-     later, past the deadline; the next cycle starts on the finding's day. A cycle stores five events. Once
-     every case has 30 events, one cycle on each case is timed in turn, S cycles in all (default 20: on cases
-     of 31 or 36 events).
-     Then the first case alone is grown to EVENTS events (default 1,000; about 6 years of legal dates),
-     each of its cycles followed by one on the next of the other twelve, so the log interleaves them and
-     they grow too; then S cycles of it are timed, each still followed by an untimed one on another case.
+     later, past the deadline; the next cycle starts on the finding's day. A cycle stores five events. On both
+     stores the cases are grown this way to 30 events. On the long store, the first case alone is then grown to
+     EVENTS events (default 1,000; about 6 years of legal dates), each of its cycles followed by one on the
+     next of the other twelve, so the log interleaves them and they grow too. Then S cycles (default 20) are
+     timed on each store: on the short one, one cycle on each case in turn (on cases of 31 or 36 events); on
+     the long one, a cycle of the long case, each followed by an untimed one on another case.
      Printed: the median per act at each length, and `growth case-length-<EVENTS>-vs-30: <long ÷ short>`.
    - one municipality. A series of Governor's creation petitions, all on Plácido de Castro and Senador
      Guiomard (each opening freezes both, Art. 38, and takes the year's next case number), each followed by
@@ -53,10 +57,10 @@ over the timed part. Times come from `time.perf_counter`. The goal is a ratio >=
      ten are then archived by the Mesa (Art. 16 par. ún.: the freezes lift); every tenth takes the demo's
      instruction and vote (the seven findings again, as Art. 32 allows, the plebiscite and the CCJ's bill)
      and its law, which moves the origins' figures, lifts the freezes and adds its name to the toponyms
-     (restating a figure when it runs low, as in part 1). The opening and its three findings are timed for
-     every case; the median per act over cases 20 to 20+S/2-1 is compared with the median over N to
-     N+S/2-1 (default N = 400, S = 20: cases 20-29 against 400-409):
-     `growth municipality-case-<N>-vs-20: <late ÷ early>`.
+     (restating a figure when it runs low, as in part 1). The early store records cases 1 to 19 of the
+     series, the late one cases 1 to N-1 (default N = 400). Then S/2 cases more are recorded on each
+     (default S = 20: cases 20-29 against 400-409), and the opening and its three findings are timed; the
+     median per act of each is compared: `growth municipality-case-<N>-vs-20: <late ÷ early>`.
 
 The growth lines are printed as `growth <name> goal: <= 1.2` then `growth <name>: <ratio>`. The last line
 printed is `ratio: <tramita events/s ÷ raw library events/s>`."""
@@ -64,6 +68,7 @@ printed is `ratio: <tramita events/s ÷ raw library events/s>`."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import statistics
 import tempfile
@@ -304,49 +309,83 @@ class GrowingCase:
         return self.app.get_case(self.number).version
 
 
-def growth_case_length(database_url: str, long: int, short: int, samples: int, siblings: int) -> tuple[float, float]:
+def alternately(first: Callable[[], float], second: Callable[[], float], samples: int) -> tuple[list[float], list[float]]:
+    """`samples` timings of each, taken in turn (first then second, then second then first), so that a slower
+    spell of the machine falls on both sides alike rather than on the one measured in it."""
+    timed: tuple[list[float], list[float]] = ([], [])
+    for k in range(samples):
+        pair = ((first, timed[0]), (second, timed[1]))
+        for measure, times in pair if k % 2 == 0 else pair[::-1]:
+            times.append(measure())
+    return timed
+
+
+def growth_case_length(short_url: str, long_url: str, long: int, short: int, samples: int,
+                       siblings: int) -> tuple[float, float]:
     """Median seconds of one Art. 10 cycle (3 acts) on cases of about `short` events, then on one case grown to
-    about `long` events, every cycle of it followed by one on a sibling case (so the log interleaves them)."""
-    app, seeded = build_tramita(database_url)
-    codes = [code for code in seeded if code not in FIGURES_1991]
-    cases = [GrowingCase(app, codes[n % len(codes)], n, date(2014, 1, 2)) for n in range(siblings + 1)]
-    target, others = cases[0], cases[1:]
-    while target.length() < short:
-        for case in cases:
-            case.cycle()
-    at_short = [cases[n % len(cases)].cycle() for n in range(samples)]
-    turn = 0
+    about `long` events, every cycle of it followed by one on a sibling case (so the log interleaves them). Each
+    length has its own store, grown untimed; the two are then timed alternately."""
+
+    def grown_together(database_url: str) -> list[GrowingCase]:
+        app, seeded = build_tramita(database_url)
+        codes = [code for code in seeded if code not in FIGURES_1991]
+        cases = [GrowingCase(app, codes[n % len(codes)], n, date(2014, 1, 2)) for n in range(siblings + 1)]
+        while cases[0].length() < short:
+            for case in cases:
+                case.cycle()
+        return cases
+
+    short_cases, (target, *others) = grown_together(short_url), grown_together(long_url)
+    turns = itertools.count()
     while target.length() < long:
         target.cycle()
-        others[turn % len(others)].cycle()
-        turn += 1
-    at_long = []
-    for _ in range(samples):
-        at_long.append(target.cycle())
-        others[turn % len(others)].cycle()
-        turn += 1
+        others[next(turns) % len(others)].cycle()
+    shorts = itertools.cycle(short_cases)
+
+    def on_long() -> float:
+        seconds = target.cycle()
+        others[next(turns) % len(others)].cycle()
+        return seconds
+
+    at_short, at_long = alternately(lambda: next(shorts).cycle(), on_long, samples)
     return statistics.median(at_short) / 3, statistics.median(at_long) / 3
 
 
-def growth_municipality(database_url: str, early: int, late: int, window: int) -> tuple[float, float]:
-    """Median seconds of the opening and first three findings of cases `early`.. and `late`.. (`window` each) of
-    a series all opened on Plácido de Castro and Senador Guiomard; every tenth case goes on to its law (the
-    origins' figures move and their freezes lift), the others are archived by the Mesa (their freezes lift)."""
-    (app, _), origins = build_tramita(database_url), OriginFigures()
-    timed: dict[int, float] = {}
-    for n in range(1, late + window):
+class MunicipalitySeries:
+    """Governor's creation petitions all opened on Plácido de Castro and Senador Guiomard, on one store: each
+    followed by three Art. 4 findings; every tenth case goes on to its law (the origins' figures move and their
+    freezes lift), the others are archived by the Mesa (their freezes lift)."""
+
+    def __init__(self, database_url: str) -> None:
+        (self.app, _), self.origins, self.cases = build_tramita(database_url), OriginFigures(), 0
+
+    def next_case(self) -> float:
+        """Record the next case of the series; the seconds per act of its opening and three findings."""
+        app, n = self.app, self.cases + 1
         start = time.perf_counter()
         case = open_petition(app, n)
         for actor, item, value, by_origin, tax in FINDINGS_1991[:3]:
             app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
                                state_tax_revenue=tax, document=f"Laudo {item} 1991")
-        timed[n] = (time.perf_counter() - start) / 4
+        seconds = (time.perf_counter() - start) / 4
+        self.cases = n
         if n % 10:
             app.archive_case(case, MESA, date(1991, 12, 21), reason="Desistência dos autores")
-            continue
-        vote_and_enact(app, case, n, origins)
-    return (statistics.median(timed[n] for n in range(early, early + window)),
-            statistics.median(timed[n] for n in range(late, late + window)))
+        else:
+            vote_and_enact(app, case, n, self.origins)
+        return seconds
+
+
+def growth_municipality(early_url: str, late_url: str, early: int, late: int, window: int) -> tuple[float, float]:
+    """Median seconds per act of the opening and first three findings of cases `early`.. and `late`.. (`window`
+    each) of a municipality series, each on its own store grown untimed to the case before, then timed
+    alternately."""
+    at_early, at_late = MunicipalitySeries(early_url), MunicipalitySeries(late_url)
+    for series, before in ((at_early, early - 1), (at_late, late - 1)):
+        while series.cases < before:
+            series.next_case()
+    early_times, late_times = alternately(at_early.next_case, at_late.next_case, window)
+    return statistics.median(early_times), statistics.median(late_times)
 
 
 def print_growth(name: str, first: float, then: float, what: str) -> None:
@@ -383,10 +422,10 @@ def main(argv: list[str] | None = None) -> None:
         tramita = bench_tramita(store_url(args.store, folder, "bench"), args.cases)
         raw = bench_raw(store_url(args.store, folder, "raw"), tramita.acts, tramita.events, args.cases)
         if not args.no_growth:
-            length = growth_case_length(store_url(args.store, folder, "long"), args.long_case, SHORT_CASE,
-                                        args.samples, SIBLINGS)
-            series = growth_municipality(store_url(args.store, folder, "series"), EARLY_CASE,
-                                         args.municipality_cases, args.samples // 2 or 1)
+            length = growth_case_length(store_url(args.store, folder, "short"), store_url(args.store, folder, "long"),
+                                        args.long_case, SHORT_CASE, args.samples, SIBLINGS)
+            series = growth_municipality(store_url(args.store, folder, "early"), store_url(args.store, folder, "late"),
+                                         EARLY_CASE, args.municipality_cases, args.samples // 2 or 1)
     tramita_rate, raw_rate = tramita.per_second(tramita.events), raw.per_second(raw.events)
     print(f"store: {args.store}, creation cases: {args.cases}")
     print(f"tramita: {tramita.acts} acts, {tramita.events} events in {tramita.seconds:.3f} s "
