@@ -50,6 +50,7 @@ from types import SimpleNamespace
 from domain.acts import Actor
 from domain.alerts import MISSED, Alert
 from domain.application import Tramita
+from domain.case import Case
 from domain.demo import MESA
 from domain.voter_title import make_voter_title
 from projections.projector import Projector
@@ -98,6 +99,14 @@ def deadline(due_on: date) -> dict:
             "closed_on": None, "days_late": None}
 
 
+class FillerCase(SimpleNamespace):
+    """A case that does not exist, as the projection's row functions read a case: never archived, so its
+    deadlines stand as recorded (the domain's own `standing_deadlines`)."""
+
+    archived = None
+    standing_deadlines = Case.standing_deadlines
+
+
 def filler_rows(count: int, overdue: int) -> tuple[list[tuple], list[tuple]]:
     """`count` open deadlines of cases that do not exist (their `deadlines` rows) and the `missed` alerts of the
     first `overdue` of them (their `alerts` rows): those are due from 2024-11-01 on (30 a day) and were alerted
@@ -107,8 +116,8 @@ def filler_rows(count: int, overdue: int) -> tuple[list[tuple], list[tuple]]:
         due_on = OVERDUE_FROM + timedelta(days=i // 30) if i < overdue else \
             FILLER_FROM + timedelta(days=(i - overdue) // 1000)
         key = f"requisition-answer:{i}"
-        case = SimpleNamespace(id=uuid.uuid4(), number=f"LC35-2027-{i:05d}", kind="creation",
-                               deadlines={key: deadline(due_on)})
+        case = FillerCase(id=uuid.uuid4(), number=f"LC35-2027-{i:05d}", kind="creation",
+                          deadlines={key: deadline(due_on)})
         missed = Alert.id_for(case.id, key, MISSED)
         deadlines += deadline_rows(case, {missed} if i < overdue else set())
         if i < overdue:

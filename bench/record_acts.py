@@ -388,7 +388,8 @@ class GrowingCase:
         return self.app.get_case(self.number).version
 
 
-def alternately(first: Callable[[], float], second: Callable[[], float], samples: int) -> tuple[list[float], list[float]]:
+def alternately(first: Callable[[], float], second: Callable[[], float],
+                samples: int) -> tuple[list[float], list[float]]:
     """`samples` timings of each, taken in turn (first then second, then second then first), so that a slower
     spell of the machine falls on both sides alike rather than on the one measured in it."""
     timed: tuple[list[float], list[float]] = ([], [])

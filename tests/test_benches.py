@@ -35,3 +35,30 @@ def test_the_pages_benchmark_reads_a_small_case_both_ways_and_ends_with_its_rati
     assert lines[-2] == "ratio goal: <= 3" and lines[-1].startswith("ratio: ")
     assert float(lines[-1].removeprefix("ratio: ")) > 0
     assert any(line.startswith("GET /processos/") for line in lines), ran.stdout
+
+
+def run_bench(name: str, *options: str) -> list[str]:
+    ran = subprocess.run([sys.executable, str(REPO / "bench" / name), *options], cwd=REPO, capture_output=True,
+                         text=True, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout.strip().splitlines()
+
+
+def test_the_alert_scan_benchmark_builds_both_databases_raises_the_ten_due_alerts_and_ends_with_its_ratio():
+    """The bench writes its filler deadlines with the projection's own row functions, which read a case: when
+    those change, this run fails here rather than at the next measurement (it asserts its ten alerts itself)."""
+    lines = run_bench("alert_scan.py", "--repeat", "1")
+    assert lines[-2] == "ratio goal: <= 2" and float(lines[-1].removeprefix("ratio: ")) > 0
+    assert any(line.startswith("100,000 open deadlines, 10 due, 10,000 overdue") for line in lines), lines
+
+
+def test_the_record_acts_benchmark_alternates_its_sides_and_prints_both_growth_lines_and_its_ratio():
+    """A small run: two cases in two rounds, the long case grown to 40 events, the series to its 22nd case."""
+    lines = run_bench("record_acts.py", "--cases", "2", "--rounds", "2", "--long-case", "40",
+                      "--municipality-cases", "22", "--samples", "2")
+    assert lines[0] == ("store: memory, creation cases: 2, in 2 rounds alternating the two sides, "
+                        "each in its own process")
+    assert [line.split(":")[0] for line in lines if line.startswith("growth ")] == [
+        "growth case-length-40-vs-30 goal", "growth case-length-40-vs-30",
+        "growth municipality-case-22-vs-20 goal", "growth municipality-case-22-vs-20"]
+    assert lines[-2] == "ratio goal: >= 0.5" and float(lines[-1].removeprefix("ratio: ")) > 0
