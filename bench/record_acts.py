@@ -82,10 +82,10 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
+from multiprocessing.connection import Connection
 from typing import Any
 
 from eventsourcing.application import Application
@@ -326,7 +326,11 @@ class Side:
         return self.connection.recv()
 
     def close(self) -> None:
-        self.connection.send(None)
+        """Let the process end (one that has already stopped, on an error it printed, is only waited for)."""
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass  # its end of the pipe closed with it
         self.process.join()
 
 
