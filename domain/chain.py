@@ -46,19 +46,26 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 
 def canonical_value(value: Any) -> Any:
     """Map a stored value onto plain JSON, tagging the types JSON lacks."""
+    return _canonical(value, True)
+
+
+def _canonical(value: Any, as_text: bool) -> Any:
+    """`canonical_value`; with `as_text` False, a date, a UUID and a UTC timestamp stay objects inside their tags,
+    for orjson to write as `isoformat()` and `str()` write them (`canonical_bytes`; a timestamp in another zone
+    is always written as text here, since orjson drops the seconds of an offset that has them)."""
     kind = type(value)
     if kind in _PLAIN:  # the common cases first, by exact type
         return value
     if kind is dict:
-        return {str(key): item if type(item) in _PLAIN else canonical_value(item) for key, item in value.items()}
+        return {str(key): item if type(item) in _PLAIN else _canonical(item, as_text) for key, item in value.items()}
     if kind is date:
-        return {"$date": value.isoformat()}
+        return {"$date": value.isoformat() if as_text else value}
     if kind is list:
-        return [item if type(item) in _PLAIN else canonical_value(item) for item in value]
+        return [item if type(item) in _PLAIN else _canonical(item, as_text) for item in value]
     if kind is datetime:  # every event's timestamp
-        return {"$datetime": value.isoformat()}
+        return {"$datetime": value.isoformat() if as_text or value.tzinfo is not timezone.utc else value}
     if kind is UUID:
-        return {"$uuid": str(value)}
+        return {"$uuid": str(value) if as_text else value}
     return _tagged(value)
 
 
@@ -81,10 +88,11 @@ def _tagged(value: Any) -> Any:
     raise TypeError(f"cannot hash a value of type {type(value).__name__}: {value!r}")
 
 
-def canonical_document(event_type: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`."""
+def canonical_document(event_type: str, fields: dict[str, Any], *, as_text: bool = True) -> dict[str, Any]:
+    """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`
+    (`as_text`: see `_canonical`)."""
     excluded = _EXCLUDED if UPCAST_MARK not in fields else {*_EXCLUDED, *fields[UPCAST_MARK]}
-    document = {key: item if type(item) in _PLAIN else canonical_value(item) for key, item in fields.items()
+    document = {key: item if type(item) in _PLAIN else _canonical(item, as_text) for key, item in fields.items()
                 if key not in excluded}
     document["type"] = event_type
     return document
@@ -95,37 +103,13 @@ def canonical_bytes(event_type: str, fields: dict[str, Any]) -> bytes:
 
     orjson encodes the document with sorted keys byte for byte as the recipe's `json.dumps` does (every character
     escaped alike, keys in code point order: tests/test_chain_encoding.py), several times faster. The document it
-    is given is `canonical_document`'s but for the text of a date, a UUID and a UTC timestamp inside their tags,
-    which orjson writes itself, as the same text (`_hashed_value`). What orjson refuses (an integer beyond 64
-    bits) is encoded by `json` itself, which the recipe names."""
-    excluded = _EXCLUDED if UPCAST_MARK not in fields else {*_EXCLUDED, *fields[UPCAST_MARK]}
-    document = {key: item if type(item) in _PLAIN else _hashed_value(item) for key, item in fields.items()
-                if key not in excluded}
-    document["type"] = event_type
+    is given leaves the text of a date, a UUID and a UTC timestamp inside their tags to orjson, which writes the
+    same text (`_canonical`). What orjson refuses (an integer beyond 64 bits) is encoded by `json` itself, which
+    the recipe names."""
     try:
-        return _dumps(document, option=_SORTED)
+        return _dumps(canonical_document(event_type, fields, as_text=False), option=_SORTED)
     except orjson.JSONEncodeError:
         return recipe_bytes(canonical_document(event_type, fields))
-
-
-def _hashed_value(value: Any) -> Any:
-    """`canonical_value`, but a date, a UUID and a UTC timestamp stay objects inside their tags: orjson writes
-    them as `isoformat()` and `str()` write them (a timestamp in another zone is written as text here, since
-    orjson drops the seconds of an offset that has them)."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is dict:
-        return {str(key): item if type(item) in _PLAIN else _hashed_value(item) for key, item in value.items()}
-    if kind is date:
-        return {"$date": value}
-    if kind is list:
-        return [item if type(item) in _PLAIN else _hashed_value(item) for item in value]
-    if kind is datetime:
-        return {"$datetime": value if value.tzinfo is timezone.utc else value.isoformat()}
-    if kind is UUID:
-        return {"$uuid": value}
-    return _tagged(value)
 
 
 def recipe_bytes(document: dict[str, Any]) -> bytes:
