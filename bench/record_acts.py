@@ -131,6 +131,11 @@ class Run:
     def per_second(self, count: int) -> float:
         return count / self.seconds if self.seconds else math.inf
 
+    @staticmethod
+    def total(runs: list[Run]) -> Run:
+        """The runs' acts, events and seconds summed."""
+        return Run(sum(run.acts for run in runs), sum(run.events for run in runs), sum(run.seconds for run in runs))
+
 
 class ActCounter:
     """Wraps the application so that every call to one of its act methods counts as an act (reads do not)."""
@@ -343,18 +348,16 @@ def compare(store: str, folder: str, cases: int, rounds: int) -> tuple[Run, Run]
     """Both sides, each in its own process on its own store, in rounds: tramita records a chunk of the cases,
     then the raw library saves as many events in as many saves as that chunk took; the totals of each side."""
     tramita, raw = Side("tramita", store_url(store, folder, "bench")), Side("raw", store_url(store, folder, "raw"))
+    ours: list[Run] = []
+    theirs: list[Run] = []
     try:
-        totals = [Run(0, 0, 0.0), Run(0, 0, 0.0)]
         for chunk in chunks(cases, rounds):
-            ours = tramita.record(chunk)
-            theirs = raw.record(ours.acts, ours.events, chunk)
-            for total, run in zip(totals, (ours, theirs)):
-                total.acts, total.events, total.seconds = (total.acts + run.acts, total.events + run.events,
-                                                           total.seconds + run.seconds)
+            ours.append(tramita.record(chunk))
+            theirs.append(raw.record(ours[-1].acts, ours[-1].events, chunk))
     finally:
         tramita.close()
         raw.close()
-    return totals[0], totals[1]
+    return Run.total(ours), Run.total(theirs)
 
 
 # ---------------------------------------------------------------------------------------------- growth lines
