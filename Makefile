@@ -31,7 +31,8 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## make bench: recording acts (and an act's cost on a 1,000-event case and at the 400th case on one municipality),
+## make bench: recording acts (and an act's cost on a 1,000-event case and at the 400th case on one municipality;
+## then the same comparison counted in instructions, where valgrind is installed),
 ## rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), the scheduler's scan with 1,000 and
 ## 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn on SQLite) against the same acts
 ## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
@@ -42,6 +43,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/record_acts.py --store sqlite
+	-$(BIN)/python bench/record_acts.py --instructions
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
 	$(BIN)/python bench/api_load.py

@@ -3,6 +3,7 @@ whether an act's cost grows with the history behind it.
 
 Usage: python bench/record_acts.py [--cases N] [--store memory|sqlite] [--rounds R] [--long-case EVENTS]
        [--municipality-cases N] [--samples S] [--no-growth]
+       python bench/record_acts.py --instructions [CASES] [--store memory|sqlite]
 
 What is measured
 ----------------
@@ -70,7 +71,18 @@ over the timed part. Times come from `time.perf_counter`, summed over the rounds
      median per act of each is compared: `growth municipality-case-<N>-vs-20: <late ÷ early>`.
 
 The growth lines are printed as `growth <name> goal: <= 1.2` then `growth <name>: <ratio>`. The last line
-printed is `ratio: <tramita events/s ÷ raw library events/s>`."""
+printed is `ratio: <tramita events/s ÷ raw library events/s>`.
+
+4. Instructions (`--instructions [CASES]`, instead of 1-3; needs valgrind). The wall-clock rates of the
+   development machine move by up to two times between runs of the same code, so the same comparison can also
+   be counted in instructions executed, which do not move with the machine. Each side runs twice, each time in
+   a fresh process under `valgrind --tool=callgrind` (PYTHONHASHSEED=0) on a fresh store: tramita recording the
+   first 10 creation cases, then the first 10 + CASES (default 20); the raw library saving exactly as many events
+   in as many saves, over as many aggregates, as each tramita run did. The difference of the two runs of a side
+   is its count for the CASES cases alone (set-up, imports and the first acts' one-off costs cancel out). Printed:
+   instructions per act and per save, and last `instructions ratio: <raw library's ÷ tramita's instructions for
+   the same events>` (the same goal, >= 0.5). It says how much work an act does against the raw save; what the
+   machine makes of that work in seconds is the wall-clock ratio's business (docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -78,7 +90,12 @@ import argparse
 import itertools
 import math
 import multiprocessing
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -360,6 +377,67 @@ def compare(store: str, folder: str, cases: int, rounds: int) -> tuple[Run, Run]
     return Run.total(ours), Run.total(theirs)
 
 
+# ---------------------------------------------------------------------------------------------- instructions
+
+#: Cases (or their saves) recorded before the counted ones, so that the set-up and the first acts' one-off costs
+#: are in both counts and cancel out.
+INSTRUCTIONS_BEFORE = 10
+_COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
+
+
+def count_side(side: str, database_url: str, numbers: list[int]) -> None:
+    """A counted side's process (run under callgrind): build the side, record (tramita: `cases`; raw: `saves
+    events aggregates`), print what it stored as `<acts or saves> <events>`."""
+    run = TramitaSide(database_url).record(*numbers) if side == "tramita" else RawSide(database_url).record(*numbers)
+    print(run.acts, run.events)
+
+
+def callgrind_runs(store: str, folder: str, side: str, chunks: list[list[int]]) -> list[tuple[int, int, int]]:
+    """Each chunk recorded by a fresh process of `side` under `valgrind --tool=callgrind` (all at once, each on a
+    store of its own); per chunk the instructions the whole process executed, and its acts (saves) and events."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict and set orders in every run
+    processes = []
+    for n, numbers in enumerate(chunks):
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.{side}.{n}",
+                   sys.executable, __file__, "--count-side", side, "--store", store, "--count-store",
+                   store_url(store, folder, f"{side}-counted-{n}"), *map(str, numbers)]
+        processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          env=env))
+    results = []
+    for process in processes:
+        out, err = process.communicate()
+        collected = _COLLECTED.search(err)
+        if process.returncode != 0 or collected is None:
+            raise RuntimeError(f"the counted {side} run failed ({process.returncode}):\n{err[-2000:]}")
+        acts, events = map(int, out.split())
+        results.append((int(collected.group(1)), acts, events))
+    return results
+
+
+def instructions(store: str, folder: str, cases: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Instructions, acts and events of `cases` creation cases recorded after INSTRUCTIONS_BEFORE, and of the raw
+    library saving as many events in as many saves: each side counted twice, over the first cases and over the
+    first cases plus the counted ones, the difference taken."""
+    counted = callgrind_runs(store, folder, "tramita", [[INSTRUCTIONS_BEFORE], [INSTRUCTIONS_BEFORE + cases]])
+    raw = callgrind_runs(store, folder, "raw", [[acts, events, INSTRUCTIONS_BEFORE + n * cases]
+                                                for n, (_, acts, events) in enumerate(counted)])
+    if [run[1:] for run in raw] != [run[1:] for run in counted]:
+        raise RuntimeError(f"the raw library stored {raw} where tramita stored {counted}")
+    ours, theirs = ((b - a for a, b in zip(*runs, strict=True)) for runs in (counted, raw))
+    return tuple(ours), tuple(theirs)  # type: ignore[return-value]
+
+
+def print_instructions(store: str, cases: int, ours: tuple[int, int, int], theirs: tuple[int, int, int]) -> None:
+    (instructions_ours, acts, events), (instructions_theirs, _, _) = ours, theirs
+    print(f"store: {store}, instructions executed over creation cases {INSTRUCTIONS_BEFORE + 1}-"
+          f"{INSTRUCTIONS_BEFORE + cases} (callgrind, each side's process counted after {INSTRUCTIONS_BEFORE} "
+          "cases and after all, the difference taken)")
+    print(f"tramita: {acts} acts, {events} events, {instructions_ours / acts:,.0f} instructions per act")
+    print(f"raw library: {acts} saves, {events} events, {instructions_theirs / acts:,.0f} instructions per save")
+    print("instructions ratio goal: >= 0.5")
+    print(f"instructions ratio: {instructions_theirs / instructions_ours:.4f}")
+
+
 # ---------------------------------------------------------------------------------------------- growth lines
 
 GROWTH_GOAL = "<= 1.2"
@@ -496,7 +574,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=10,
                         help="rounds the cases are recorded in, alternating the two sides (default 10)")
     parser.add_argument("--no-growth", action="store_true", help="skip the growth lines")
+    parser.add_argument("--instructions", type=int, nargs="?", const=20, metavar="CASES",
+                        help="instead of timing, count with valgrind's callgrind the instructions both sides execute "
+                             f"over CASES creation cases (default 20) after the first {INSTRUCTIONS_BEFORE}")
+    parser.add_argument("--count-side", choices=("tramita", "raw"), help=argparse.SUPPRESS)
+    parser.add_argument("--count-store", help=argparse.SUPPRESS)
+    parser.add_argument("numbers", nargs="*", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.instructions is not None and (args.instructions < 1 or shutil.which("valgrind") is None):
+        parser.error("--instructions counts at least 1 case, with valgrind (the Debian package valgrind)")
     if args.cases < 1 or args.rounds < 1:
         parser.error("--cases and --rounds must be at least 1")
     if args.long_case <= SHORT_CASE or args.municipality_cases <= EARLY_CASE or args.samples < 1:
@@ -507,6 +593,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.count_side is not None:
+        count_side(args.count_side, args.count_store, args.numbers)
+        return
+    if args.instructions is not None:
+        with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
+            print_instructions(args.store, args.instructions, *instructions(args.store, folder, args.instructions))
+        return
     with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
         tramita, raw = compare(args.store, folder, args.cases, args.rounds)
         if not args.no_growth:

@@ -3,6 +3,7 @@ hand, not by the tests, so without this a moved import is found only at the next
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,22 @@ def test_the_record_acts_benchmark_alternates_its_sides_and_prints_both_growth_l
         "growth case-length-40-vs-30 goal", "growth case-length-40-vs-30",
         "growth municipality-case-22-vs-20 goal", "growth municipality-case-22-vs-20"]
     assert lines[-2] == "ratio goal: >= 0.5" and float(lines[-1].removeprefix("ratio: ")) > 0
+
+
+def test_the_record_acts_counted_sides_store_the_same_events_in_the_same_saves():
+    """What `--instructions` runs under callgrind, run here without it: tramita records a case, then the raw
+    library saves exactly as many events in as many saves (the difference of the two counts compares the same
+    work only if they do)."""
+    tramita = run_bench("record_acts.py", "--count-side", "tramita", "--count-store", "memory://", "1")
+    acts, events = map(int, tramita[-1].split())
+    assert acts > 30 and events > acts
+    raw = run_bench("record_acts.py", "--count-side", "raw", "--count-store", "memory://", str(acts), str(events), "1")
+    assert raw[-1] == f"{acts} {events}"
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+def test_the_record_acts_benchmark_counts_both_sides_instructions_and_ends_with_their_ratio():
+    lines = run_bench("record_acts.py", "--instructions", "1")
+    assert lines[-2] == "instructions ratio goal: >= 0.5"
+    assert 0 < float(lines[-1].removeprefix("instructions ratio: ")) < 5
+    assert lines[1].startswith("tramita: ") and lines[2].startswith("raw library: ")
