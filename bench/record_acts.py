@@ -581,6 +581,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--count-store", help=argparse.SUPPRESS)
     parser.add_argument("numbers", nargs="*", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.numbers and args.count_side is None:
+        parser.error(f"unexpected arguments: {' '.join(map(str, args.numbers))}")
     if args.instructions is not None and (args.instructions < 1 or shutil.which("valgrind") is None):
         parser.error("--instructions counts at least 1 case, with valgrind (the Debian package valgrind)")
     if args.cases < 1 or args.rounds < 1:
