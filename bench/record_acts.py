@@ -323,9 +323,14 @@ class RawSide:
 # ---------------------------------------------------------------------------------------------- both sides
 
 
+def make_side(side: str, database_url: str) -> TramitaSide | RawSide:
+    """The side named ("tramita" or "raw") on its store, built."""
+    return TramitaSide(database_url) if side == "tramita" else RawSide(database_url)
+
+
 def serve(side: str, database_url: str, connection: Connection) -> None:
     """A side's process: build the side (untimed), then record each chunk it is sent until it is sent None."""
-    recorder = TramitaSide(database_url) if side == "tramita" else RawSide(database_url)
+    recorder = make_side(side, database_url)
     connection.send("ready")
     while (chunk := connection.recv()) is not None:
         connection.send(recorder.record(*chunk))
@@ -388,16 +393,16 @@ _COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
 def count_side(side: str, database_url: str, numbers: list[int]) -> None:
     """A counted side's process (run under callgrind): build the side, record (tramita: `cases`; raw: `saves
     events aggregates`), print what it stored as `<acts or saves> <events>`."""
-    run = TramitaSide(database_url).record(*numbers) if side == "tramita" else RawSide(database_url).record(*numbers)
+    run = make_side(side, database_url).record(*numbers)
     print(run.acts, run.events)
 
 
-def callgrind_runs(store: str, folder: str, side: str, chunks: list[list[int]]) -> list[tuple[int, int, int]]:
-    """Each chunk recorded by a fresh process of `side` under `valgrind --tool=callgrind` (all at once, each on a
-    store of its own); per chunk the instructions the whole process executed, and its acts (saves) and events."""
+def callgrind_runs(store: str, folder: str, side: str, records: list[list[int]]) -> list[tuple[int, int, int]]:
+    """Each record (the arguments of the side's `record`) made by a fresh process of `side` under `valgrind --tool=callgrind` (all at once, each on a
+    store of its own); per record the instructions the whole process executed, and its acts (saves) and events."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict and set orders in every run
     processes = []
-    for n, numbers in enumerate(chunks):
+    for n, numbers in enumerate(records):
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.{side}.{n}",
                    sys.executable, __file__, "--count-side", side, "--store", store, "--count-store",
                    store_url(store, folder, f"{side}-counted-{n}"), *map(str, numbers)]
@@ -423,8 +428,8 @@ def instructions(store: str, folder: str, cases: int) -> tuple[tuple[int, int, i
                                                 for n, (_, acts, events) in enumerate(counted)])
     if [run[1:] for run in raw] != [run[1:] for run in counted]:
         raise RuntimeError(f"the raw library stored {raw} where tramita stored {counted}")
-    ours, theirs = ((b - a for a, b in zip(*runs, strict=True)) for runs in (counted, raw))
-    return tuple(ours), tuple(theirs)  # type: ignore[return-value]
+    ours, theirs = (tuple(b - a for a, b in zip(*runs, strict=True)) for runs in (counted, raw))
+    return ours, theirs
 
 
 def print_instructions(store: str, cases: int, ours: tuple[int, int, int], theirs: tuple[int, int, int]) -> None:
