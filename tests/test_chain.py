@@ -23,7 +23,7 @@ class StoredEvents:
 
     def __init__(self, database_url: str) -> None:
         env = persistence_env(database_url)
-        if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        if "SQLITE_DBNAME" in env:
             self.db, self.table, self.placeholder = sqlite3.connect(env["SQLITE_DBNAME"]), "stored_events", "?"
             self.id_of = lambda originator_id: originator_id.hex
         else:

@@ -30,6 +30,8 @@ _BOOLEAN_PARAMETERS = {"pre_ping"}
 
 #: The in-process store: the library's, reading an aggregate's later events by version (tramita/memory.py).
 MEMORY_FACTORY = "tramita.memory:MemoryFactory"
+#: The SQLite store: the library's, its connections keeping their compiled statements (tramita/sqlite.py).
+SQLITE_FACTORY = "tramita.sqlite:StatementCachingFactory"
 #: The SQLite events recorder: the library's, reading an aggregate's events in one statement (tramita/sqlite.py).
 SQLITE_RECORDER = "tramita.sqlite:OneStatementReadsRecorder"
 
@@ -67,7 +69,7 @@ def persistence_env(database_url: str, *, create_table: bool = True) -> dict[str
         path = database_url[len("sqlite:///"):]
         if not path:
             raise ValueError("TRAMITA_DATABASE_URL: sqlite:/// needs a file path")
-        return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": path,
+        return {"PERSISTENCE_MODULE": SQLITE_FACTORY, "SQLITE_DBNAME": path,
                 "SQLITE_LOCK_TIMEOUT": "10", "CREATE_TABLE": create, "APPLICATION_RECORDER_TOPIC": SQLITE_RECORDER}
     if database_url.startswith(("postgresql://", "postgres://")):
         return _postgres_env(database_url) | {"CREATE_TABLE": create}

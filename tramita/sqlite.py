@@ -20,6 +20,13 @@ no file and is left to the library.
 
 A save is the library's own transaction (`BEGIN`, one `INSERT` per event, `COMMIT`) inside its turn. A save
 written as one `INSERT ... RETURNING` statement was tried and measured slower (docs/benchmarks.md).
+
+Each connection keeps its compiled statements. The library opens its connections with `cached_statements=True`,
+which `sqlite3` reads as a number: a cache of one statement. An act runs several in turn on the same connection
+(its case's catch-up, the statute's, `BEGIN`, the `INSERT`), so each pushed the last out and every one was
+compiled again, every time: an act's read cost about four times what the same read costs on a connection that
+keeps it. `StatementCachingFactory` is the library's SQLite factory whose pool opens its connections as the
+library does, but keeping `STATEMENT_CACHE` statements.
 """
 
 from __future__ import annotations
@@ -34,8 +41,16 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing import persistence
-from eventsourcing.persistence import StoredEvent
-from eventsourcing.sqlite import SQLiteApplicationRecorder
+from eventsourcing.persistence import InterfaceError, StoredEvent
+from eventsourcing.sqlite import (
+    SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteConnection, SQLiteConnectionPool, SQLiteFactory,
+)
+from eventsourcing.utils import Environment
+
+#: The compiled statements each connection keeps (the module's docstring). tramita's own statements are a handful
+#: (an aggregate's events after a version, all of them, the notifications, `BEGIN`, the `INSERT`, the tracking
+#: table's); the rest of the room is for the commands' rarer reads.
+STATEMENT_CACHE = 32
 
 #: The library's translation of sqlite3's errors (its `SQLiteTransaction`), most specific first.
 _ERRORS: tuple[tuple[type[sqlite3.Error], type[Exception]], ...] = (
@@ -86,6 +101,41 @@ class WriterTurns:
     def __del__(self) -> None:
         if self._fd is not None and self._pid == os.getpid():
             os.close(self._fd)
+
+
+class StatementCachingPool(SQLiteConnectionPool):
+    """The library's pool of SQLite connections, each opened as the library opens it (autocommit, shared across
+    threads, the lock timeout, WAL mode on a file, rows as `sqlite3.Row`) but keeping `STATEMENT_CACHE` compiled
+    statements instead of one."""
+
+    def _create_connection(self) -> SQLiteConnection:
+        try:
+            connection = sqlite3.connect(database=self.db_name, uri=True, check_same_thread=False,
+                                         isolation_level=None, cached_statements=STATEMENT_CACHE,
+                                         timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT)
+        except (sqlite3.Error, TypeError) as error:
+            raise InterfaceError(error) from error
+        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
+            if connection.execute("PRAGMA journal_mode;").fetchone()[0].lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL;")
+                self.journal_mode_was_changed_to_wal = True
+            self.is_journal_mode_wal = True
+        connection.row_factory = sqlite3.Row
+        return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
+
+
+class StatementCachingFactory(SQLiteFactory):
+    """The library's SQLite factory, whose datastore's connections keep their compiled statements
+    (`StatementCachingPool`, with the library's pool settings)."""
+
+    def __init__(self, env: Environment | dict[str, str] | None) -> None:
+        super().__init__(env)
+        library = self.datastore.pool
+        self.datastore.pool = StatementCachingPool(
+            db_name=library.db_name, lock_timeout=library.lock_timeout, pool_size=library.pool_size,
+            max_overflow=library.max_overflow, pool_timeout=library.pool_timeout, max_age=library.max_age,
+            pre_ping=library.pre_ping)
+        library.close()
 
 
 class OneStatementReadsRecorder(SQLiteApplicationRecorder):
