@@ -131,7 +131,8 @@ def export_case(case_ref: str) -> Response:
 @errors_doc([401, 404], summary="The case's statutory deadlines and their status today")
 def case_deadlines(case_ref: str):  # noqa: ANN201
     app = tramita()
-    return queries.case_deadlines(app.get_case(case_ref), today=app.today(), due_soon_days=settings()["due_soon_days"])
+    today, due_soon_days = app.today(), settings()["due_soon_days"]
+    return app.ask_case(case_ref, lambda case: queries.case_deadlines(case, today=today, due_soon_days=due_soon_days))
 
 
 @reads.route("/deadlines", methods=["GET"], endpoint="list_deadlines")

@@ -157,7 +157,7 @@ class Run:
 class ActCounter:
     """Wraps the application so that every call to one of its act methods counts as an act (reads do not)."""
 
-    READS = frozenset({"get_case", "context"})
+    READS = frozenset({"get_case", "ask_case", "context"})
 
     def __init__(self, app: Tramita) -> None:
         self.app, self.acts = app, 0

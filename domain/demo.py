@@ -154,7 +154,7 @@ def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | 
     say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
     close_obligations_1993(app, case)
     say(f"{case}: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is "
-        f"{app.get_case(case).stage}")
+        f"{app.ask_case(case, lambda current: current.stage)}")
     return case
 
 
@@ -198,7 +198,7 @@ def install_1993(app: Tramita, case: str) -> None:
 
 def close_obligations_1993(app: Tramita, case: str) -> None:
     """Art. 25, Art. 40 (installation), then Art. 22-24 in date order (Senador Guiomard's books late)."""
-    new = app.get_case(case).new_municipality
+    new = app.ask_case(case, lambda current: current.new_municipality)
     mayor, council = municipal("mayor", new), municipal("council", new)
     app.fix_remuneration(case, council, date(1993, 1, 5), act="Resolução 1/1993")
     _communicate(app, case, "installation", date(1993, 1, 10))
@@ -215,12 +215,13 @@ def close_obligations_1993(app: Tramita, case: str) -> None:
 
 def _communicate(app: Tramita, case: str, subject: str, day: date) -> None:
     """Art. 40: the Assembly sends the law to every recipient due."""
-    current = app.get_case(case)
-    for item in current.communications_due(app.context(PRESIDENT, day)):
-        if item.startswith(f"{subject}:") and item not in current.communications:
-            recipient = item.split(":", 1)[1]
-            app.send_communication(case, PRESIDENT, day, subject=subject, recipient=recipient,
-                                   document=f"Ofício {subject} {recipient}")
+    ctx = app.context(PRESIDENT, day)
+    due = app.ask_case(case, lambda current: [item for item in current.communications_due(ctx)
+                                              if item.startswith(f"{subject}:") and item not in current.communications])
+    for item in due:
+        recipient = item.split(":", 1)[1]
+        app.send_communication(case, PRESIDENT, day, subject=subject, recipient=recipient,
+                               document=f"Ofício {subject} {recipient}")
 
 
 def voters_creation(app: Tramita, on: date, code: str, name: str, *, area_km2: str, voters: int, first_title: int,

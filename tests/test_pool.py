@@ -45,6 +45,37 @@ def test_a_case_read_outside_an_act_is_the_reader_s_own_copy(memory_app):
     assert borrowed_case(memory_app, number).frozen == [BUJARI, XAPURI]
 
 
+def test_a_question_about_a_case_is_asked_of_the_pooled_case_itself_and_answered_as_it_stands(memory_app):
+    number = open_incorporation(memory_app)
+    pooled = borrowed_case(memory_app, number)
+    assert memory_app.ask_case(number, lambda case: case) is pooled  # not a copy
+    assert memory_app.ask_case(number, lambda case: (case.version, list(case.frozen))) == (1, [BUJARI, XAPURI])
+    memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE)
+    assert memory_app.ask_case(number, lambda case: (case.version, sorted(case.councils))) == (2, [BUJARI])
+
+
+def test_a_question_that_fails_leaves_the_case_to_be_read_again_from_the_store(memory_app):
+    number = open_incorporation(memory_app)
+    pooled = borrowed_case(memory_app, number)
+
+    def failing(case):
+        case.frozen.append("changed by a question, against its contract")
+        raise KeyError("no answer")
+
+    with pytest.raises(KeyError):
+        memory_app.ask_case(number, failing)
+    again = borrowed_case(memory_app, number)
+    assert again is not pooled and again.frozen == [BUJARI, XAPURI]
+    assert memory_app.record_council_decree(number, COUNCIL, DECREED, **DECREE).version == 2
+
+
+def test_a_question_about_an_unknown_case_is_refused_as_a_read_of_it_is(memory_app):
+    from domain.errors import CaseNotFoundError
+
+    with pytest.raises(CaseNotFoundError):
+        memory_app.ask_case("AC-1999-0001", lambda case: case.version)
+
+
 def test_an_act_refused_after_its_command_changed_the_case_leaves_the_case_as_stored(memory_app):
     number = open_incorporation(memory_app)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from domain import chain
@@ -16,6 +16,7 @@ from domain.case import Case
 from domain.errors import CaseNotFoundError, InvalidActError, Sentence
 
 SYSTEM_ACTOR = Actor("tramita", "scheduler")
+T = TypeVar("T")
 
 #: The attributes of a case that its documents show (as its acts assigned them).
 CASE_DOCUMENT_FIELDS = (
@@ -80,6 +81,16 @@ class Reads(ApplicationBase):
         """The case as of a legal date: every act dated on or before it (acts are in legal-date order, so they
         are the first events of the case), replayed in one pass that stops at the first later act."""
         return self._case_until(case_ref, lambda event: event.occurred_on > as_of)
+
+    def ask_case(self, case_ref: str | UUID, question: Callable[[Case], T]) -> T:
+        """`question`'s answer about the case as it stands, asked of the pool's own case, borrowed for the read
+        (as `case_view` reads it) instead of the private copy `get_case` makes, which costs as much as an act.
+
+        The question only reads the case, and answers with values of its own (text, numbers, new lists): nothing
+        in the answer may be part of the case, since the next act changes the case's lists and dicts in place.
+        """
+        with self.pool.borrowing():
+            return question(self.get_case(case_ref))
 
     def case_at(self, case_ref: str | UUID, *, as_of: date | None = None, version: int | None = None,
                 recorded_before: datetime | None = None) -> Case | None:
