@@ -163,15 +163,17 @@ class ActCounter:
         self.app, self.acts = app, 0
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        """The application's method, counting its calls unless it is a read; kept, so that each name is looked up
+        and wrapped once (the wrapping is the bench's, not tramita's, work)."""
         method = getattr(self.app, name)
-        if name in self.READS:
-            return method
 
         def act(*args: Any, **kwargs: Any) -> Any:
             self.acts += 1
             return method(*args, **kwargs)
 
-        return act
+        kept = method if name in self.READS else act
+        setattr(self, name, kept)
+        return kept
 
 
 # ---------------------------------------------------------------------------------------------- tramita

@@ -14,7 +14,7 @@ from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, JSONTranscode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain.application.base import DateAsISO
+from domain.application.transcoder import DateAsISO
 from domain.application.transcoder import StoredJSONTranscoder, written_alike
 from domain.demo import seed_demo
 from domain.application import Tramita
@@ -96,6 +96,24 @@ def test_the_values_events_hold_are_written_by_orjson():
              "items": ("art-4-I", "art-4-II"), "count": 3, "final": True, "text": "Área \u0000\n\"x\"\u2028"}
     assert written_alike(state)
     assert STORED.encode(state) == LIBRARY.encode(state)
+
+
+class DateAsOrdinal(DateAsISO):
+    """A date's transcoding registered in place of the ISO one (a subclass, still not written as ISO text)."""
+
+    name = "date_ordinal"
+
+    def encode(self, obj: date) -> int:  # type: ignore[override]
+        return obj.toordinal()
+
+
+def test_a_date_whose_transcoding_is_replaced_is_written_as_the_new_transcoding_writes_it():
+    library, stored = registered(JSONTranscoder()), registered(StoredJSONTranscoder())
+    for transcoder in (library, stored):
+        transcoder.register(DateAsOrdinal())
+    state = {"occurred_on": date(2014, 1, 2), "timestamp": datetime(2026, 11, 30, 12, tzinfo=timezone.utc)}
+    assert stored.encode(state) == library.encode(state)
+    assert b'"_type_":"date_ordinal","_data_":735235' in stored.encode(state)
 
 
 def test_nesting_deeper_than_orjson_allows_is_written_by_the_librarys_encoder():

@@ -21,12 +21,12 @@ from zoneinfo import ZoneInfo
 
 from eventsourcing.application import AggregateNotFoundError, Application, ProcessingEvent
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoder, Transcoding
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoder
 
 from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
 from domain.application.pool import AggregatePool, byte_budget
-from domain.application.transcoder import StoredJSONTranscoder
+from domain.application.transcoder import DateAsISO, StoredJSONTranscoder
 from domain.acts import ActContext, Actor, require_date
 from domain.amendments import StatuteAmendments
 from domain.calendar import Calendar
@@ -37,19 +37,6 @@ from domain.errors import (
 )
 from domain.parameters import Statute, shipped_statute
 from domain.registry import Municipality
-
-
-class DateAsISO(Transcoding):
-    """Stores a `datetime.date` (legal dates) as ISO text."""
-
-    type = date
-    name = "date_iso"
-
-    def encode(self, obj: date) -> str:
-        return obj.isoformat()
-
-    def decode(self, data: str) -> date:
-        return date.fromisoformat(data)
 
 
 class SigningMapper(Mapper):
@@ -135,12 +122,13 @@ class Acted:
 
     def stored(self, recordings: list[Any]) -> Acted:
         """Fill in how the aggregate's last event was stored, from the save's recordings."""
+        first = self.decided_from or self.version
         for recording in recordings:
             event = recording.domain_event
-            if event.originator_id == self.case_id and (self.decided_from or self.version) <= \
-                    event.originator_version <= self.version:
-                self.events.append(event)
-            if event.originator_id == self.case_id and event.originator_version == self.version:
+            if event.originator_id != self.case_id or not first <= event.originator_version <= self.version:
+                continue
+            self.events.append(event)
+            if event.originator_version == self.version:
                 self.hash, self.recorded_at = event.hash, event.timestamp
                 self.notification_id = recording.notification.id
         return self

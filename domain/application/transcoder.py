@@ -5,7 +5,9 @@ separators, UTF-8 not ASCII-escaped), each value JSON lacks as `{"_type_": <tran
 encoding was a tenth of an act's cost. `StoredJSONTranscoder` writes the very same bytes with orjson, which
 serializes the same JSON several times faster, whenever every value of the state is of a type both encode
 alike: `str`, `int`, `bool`, None, a dict with `str` keys, a list or tuple of these, and the registered
-transcodings' dates, timestamps and decimals (handed to the library's own `_encode_obj`). Anything else (a UUID,
+transcodings' dates, timestamps and decimals (each handed back to Python: a date or a timestamp whose
+transcoding writes its ISO text, the library's and `DateAsISO`, is written here as that transcoding writes it;
+any other value goes to the library's own `_encode_obj`). Anything else (a UUID,
 which orjson would write as a bare string; a float, which it writes differently; a subclass; an integer beyond
 64 bits; a string that is not valid UTF-8; nesting deeper than orjson allows) is written by the library's encoder,
 as before, error included. Reading is the library's, unchanged: old and new rows are alike.
@@ -19,12 +21,29 @@ from decimal import Decimal
 from typing import Any
 
 import orjson
-from eventsourcing.persistence import JSONTranscoder
+from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, Transcoding
 
 #: The types orjson and the library's encoder write alike, by exact type (dates, timestamps and decimals through
 #: the library's transcodings, which orjson hands back to it).
 _ALIKE = frozenset({str, int, bool, type(None), date, datetime, Decimal})
 _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME  # dates and timestamps to the transcodings, not orjson's own ISO text
+
+
+class DateAsISO(Transcoding):
+    """Stores a `datetime.date` (legal dates) as ISO text."""
+
+    type = date
+    name = "date_iso"
+
+    def encode(self, obj: date) -> str:
+        return obj.isoformat()
+
+    def decode(self, data: str) -> date:
+        return date.fromisoformat(data)
+
+
+#: The transcodings that write a value as its `isoformat()`: the library's for timestamps, ours for dates.
+_ISO_TRANSCODINGS = (DatetimeAsISO, DateAsISO)
 
 
 def written_alike(value: Any) -> bool:
@@ -48,6 +67,18 @@ def written_alike(value: Any) -> bool:
 class StoredJSONTranscoder(JSONTranscoder):
     """The library's JSON transcoder, whose bytes orjson writes when they are the same (the module's docstring)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: The exact types written as `{"_type_": <name>, "_data_": value.isoformat()}`, with their names.
+        self._iso: dict[type, str] = {}
+
+    def register(self, transcoding: Transcoding) -> None:
+        super().register(transcoding)
+        if type(transcoding) in _ISO_TRANSCODINGS:
+            self._iso[transcoding.type] = transcoding.name
+        else:  # another transcoding of the same type replaces it
+            self._iso.pop(transcoding.type, None)
+
     def encode(self, obj: Any) -> bytes:
         try:
             alike = written_alike(obj)
@@ -55,7 +86,14 @@ class StoredJSONTranscoder(JSONTranscoder):
             alike = False
         if alike:
             try:
-                return orjson.dumps(obj, default=self._encode_obj, option=_OPTIONS)
+                return orjson.dumps(obj, default=self._transcoded, option=_OPTIONS)
             except orjson.JSONEncodeError:
                 pass  # an integer beyond 64 bits, a surrogate, deep nesting: the library's encoder decides
         return super().encode(obj)
+
+    def _transcoded(self, value: Any) -> Any:
+        """What the library's `_encode_obj` makes of `value`, made without its calls for a date or a timestamp."""
+        name = self._iso.get(type(value))
+        if name is not None:
+            return {"_type_": name, "_data_": value.isoformat()}
+        return self._encode_obj(value)
