@@ -27,6 +27,12 @@ which `sqlite3` reads as a number: a cache of one statement. An act runs several
 compiled again, every time: an act's read cost about four times what the same read costs on a connection that
 keeps it. `StatementCachingFactory` is the library's SQLite factory whose pool opens its connections as the
 library does, but keeping `STATEMENT_CACHE` statements.
+
+An aggregate's events are read on a connection of the reading thread's own (`ReadConnections`), not one borrowed
+from the library's pool: taking a connection from the pool and giving it back cost as much as the read itself.
+The connection is the thread's alone, in autocommit mode, so each read is its own transaction on the file's last
+committed state, as before. It is closed when its thread ends or the store closes; a process forked with one
+opens its own and never touches the parent's.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import fcntl
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -43,7 +50,8 @@ from uuid import UUID
 from eventsourcing import persistence
 from eventsourcing.persistence import InterfaceError, StoredEvent
 from eventsourcing.sqlite import (
-    SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteConnection, SQLiteConnectionPool, SQLiteFactory,
+    SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore,
+    SQLiteFactory,
 )
 from eventsourcing.utils import Environment
 
@@ -124,17 +132,88 @@ class StatementCachingPool(SQLiteConnectionPool):
         return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
 
 
-class StatementCachingFactory(SQLiteFactory):
-    """The library's SQLite factory, whose datastore's connections keep their compiled statements
-    (`StatementCachingPool`, with the library's pool settings)."""
+class ReadConnection(sqlite3.Connection):
+    """A thread's read connection (a class of its own so that `ReadConnections` can hold it weakly)."""
 
-    def __init__(self, env: Environment | dict[str, str] | None) -> None:
-        super().__init__(env)
-        library = self.datastore.pool
-        self.datastore.pool = StatementCachingPool(
+
+#: Read connections a forked process inherited: never used nor closed there (SQLite forbids using a connection
+#: across a fork), only kept from the garbage collector, which would close them.
+_INHERITED: list[ReadConnection] = []
+
+
+class ReadConnections:
+    """One read connection per thread to a database file (the module's docstring)."""
+
+    def __init__(self, db_name: str, timeout: float) -> None:
+        self.db_name, self.timeout = db_name, timeout
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        #: Every thread's connection, to close them with the store; a thread's goes when the thread ends.
+        self._open: weakref.WeakSet[ReadConnection] = weakref.WeakSet()
+        self._closed = False
+
+    def connection(self) -> sqlite3.Connection:
+        """The calling thread's connection, opened on its first read (persistence.InterfaceError if the store is
+        closed or the file cannot be opened)."""
+        held = getattr(self._local, "held", None)
+        pid = os.getpid()
+        if held is not None:
+            if held[0] == pid:
+                return held[1]
+            _INHERITED.append(held[1])
+        if self._closed:
+            raise persistence.InterfaceError("the store is closed")
+        try:
+            connection = sqlite3.connect(self.db_name, uri=True, isolation_level=None, timeout=self.timeout,
+                                         cached_statements=STATEMENT_CACHE, check_same_thread=False,
+                                         factory=ReadConnection)
+        except sqlite3.Error as error:
+            raise persistence.InterfaceError(error) from error
+        with self._lock:
+            self._open.add(connection)
+        self._local.held = (pid, connection)
+        return connection
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for connection in list(self._open):
+                if connection not in _INHERITED:
+                    connection.close()
+            self._open.clear()
+
+
+class StatementCachingDatastore(SQLiteDatastore):
+    """The library's SQLite datastore, with `StatementCachingPool` for its pool and, on a file, `ReadConnections`
+    for the reads of an aggregate's events (`readers`, None in memory)."""
+
+    def __init__(self, db_name: str, **settings: Any) -> None:
+        super().__init__(db_name, **settings)
+        library = self.pool
+        self.pool = StatementCachingPool(
             db_name=library.db_name, lock_timeout=library.lock_timeout, pool_size=library.pool_size,
             max_overflow=library.max_overflow, pool_timeout=library.pool_timeout, max_age=library.max_age,
             pre_ping=library.pre_ping)
+        library.close()
+        self.readers = None if self.pool.is_sqlite_memory_mode else ReadConnections(
+            db_name, self.pool.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT)
+
+    def close(self) -> None:
+        if self.readers is not None:
+            self.readers.close()
+        super().close()
+
+
+class StatementCachingFactory(SQLiteFactory):
+    """The library's SQLite factory, whose datastore is `StatementCachingDatastore` (with the library's
+    settings)."""
+
+    def __init__(self, env: Environment | dict[str, str] | None) -> None:
+        super().__init__(env)
+        library = self.datastore
+        self.datastore = StatementCachingDatastore(
+            library.pool.db_name, lock_timeout=library.pool.lock_timeout,
+            single_row_tracking=library.single_row_tracking, originator_id_type=library.originator_id_type)
         library.close()
 
 
@@ -167,11 +246,16 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
         if limit is not None:
             statement += "LIMIT ? "
             params.append(limit)
-        with self.datastore.get_connection(commit=False) as connection, _translated(), connection.cursor() as c:
-            c.execute(statement, params)
-            rows = c.fetchall()
-        return [StoredEvent(originator_id=self.convert_originator_id(row["originator_id"]),
-                            originator_version=row["originator_version"], topic=row["topic"], state=row["state"])
+        readers = getattr(self.datastore, "readers", None)
+        if readers is None:  # in memory, or on a datastore of the library's: a connection from its pool
+            with self.datastore.get_connection(commit=False) as connection, _translated(), connection.cursor() as c:
+                c.execute(statement, params)
+                rows = [tuple(row) for row in c.fetchall()]
+        else:
+            with _translated():
+                rows = readers.connection().execute(statement, params).fetchall()
+        convert = self.convert_originator_id
+        return [StoredEvent(originator_id=convert(row[0]), originator_version=row[1], topic=row[2], state=row[3])
                 for row in rows]
 
 
