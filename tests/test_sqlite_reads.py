@@ -77,6 +77,8 @@ def test_closing_the_store_closes_every_read_connection_and_a_later_read_is_refu
     app.close()
     with pytest.raises(sqlite3.ProgrammingError):
         connection.execute("SELECT 1")
+    with pytest.raises(InterfaceError):  # on the thread that read before, as on any other
+        app.recorder.select_events(originator)
     in_thread_error = in_thread(lambda: _raised(lambda: app.recorder.select_events(originator)))
     assert isinstance(in_thread_error, InterfaceError)
 

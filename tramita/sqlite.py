@@ -5,7 +5,7 @@ Every act reads the events of its case recorded after the version it holds (none
 every API request those of its token. The library reads them inside a transaction of its own, `BEGIN`, the
 `SELECT` and a `ROLLBACK`, each statement through its layers of context managers: two thirds of the read. One
 `SELECT` in SQLite's autocommit mode is already read in one transaction of its own, on one snapshot of the file, so
-here it runs alone, on a connection from the library's pool, with the library's statement, rows and errors.
+here it runs alone, with the library's statement, rows and errors (on the reading thread's own connection: below).
 
 Writers take turns. SQLite lets one writer at a time into the file; a second one, in another process, is told the
 file is busy and sleeps (1, 2, 5, 10 ... 100 ms, SQLite's own back-off) before it tries again, while the first
@@ -25,8 +25,8 @@ Each connection keeps its compiled statements. The library opens its connections
 which `sqlite3` reads as a number: a cache of one statement. An act runs several in turn on the same connection
 (its case's catch-up, the statute's, `BEGIN`, the `INSERT`), so each pushed the last out and every one was
 compiled again, every time: an act's read cost about four times what the same read costs on a connection that
-keeps it. `StatementCachingFactory` is the library's SQLite factory whose pool opens its connections as the
-library does, but keeping `STATEMENT_CACHE` statements.
+keeps it. `StatementCachingFactory` is the library's SQLite factory whose datastore's pool opens its connections
+as the library does, but keeping `STATEMENT_CACHE` statements.
 
 An aggregate's events are read on a connection of the reading thread's own (`ReadConnections`), not one borrowed
 from the library's pool: taking a connection from the pool and giving it back cost as much as the read itself.
@@ -157,12 +157,12 @@ class ReadConnections:
         closed or the file cannot be opened)."""
         held = getattr(self._local, "held", None)
         pid = os.getpid()
+        if self._closed:
+            raise persistence.InterfaceError("the store is closed")
         if held is not None:
             if held[0] == pid:
                 return held[1]
             _INHERITED.append(held[1])
-        if self._closed:
-            raise persistence.InterfaceError("the store is closed")
         try:
             connection = sqlite3.connect(self.db_name, uri=True, isolation_level=None, timeout=self.timeout,
                                          cached_statements=STATEMENT_CACHE, check_same_thread=False,
