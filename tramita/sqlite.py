@@ -170,6 +170,9 @@ class ReadConnections:
         except sqlite3.Error as error:
             raise persistence.InterfaceError(error) from error
         with self._lock:
+            if self._closed:  # closed while this one was being opened
+                connection.close()
+                raise persistence.InterfaceError("the store is closed")
             self._open.add(connection)
         self._local.held = (pid, connection)
         return connection
