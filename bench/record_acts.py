@@ -18,7 +18,10 @@ What is measured
    Art. 4 findings, the verification, the plebiscite (decree, schedule, homologation, communication,
    plenary), the CCJ's bill, the law (named "Vila Bench <n>"), the Art. 40 communications, the
    Administrator, the Art. 26 personnel documents, the installation, the remuneration, the books, the
-   Mayor's bills and the organic law, which concludes the case. Every call to the service is one act.
+   Mayor's bills and the organic law, which concludes the case. Every call to the service is one act, but
+   for the demo's three questions about each case between its acts (which Art. 40 communications are still
+   due, twice, and the new municipality's code: `ask_case`) and the contexts they take: those are timed on
+   tramita's side and not counted as acts.
 
    Each creation law moves population, voters, revenue, buildings and area out of the two origins. After a
    few cases a figure would fall below the share the next case takes from it (the registry refuses a
