@@ -67,18 +67,6 @@ def written_alike(value: Any) -> bool:
 class StoredJSONTranscoder(JSONTranscoder):
     """The library's JSON transcoder, whose bytes orjson writes when they are the same (the module's docstring)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        #: The exact types written as `{"_type_": <name>, "_data_": value.isoformat()}`, with their names.
-        self._iso: dict[type, str] = {}
-
-    def register(self, transcoding: Transcoding) -> None:
-        super().register(transcoding)
-        if type(transcoding) in _ISO_TRANSCODINGS:
-            self._iso[transcoding.type] = transcoding.name
-        else:  # another transcoding of the same type replaces it
-            self._iso.pop(transcoding.type, None)
-
     def encode(self, obj: Any) -> bytes:
         try:
             alike = written_alike(obj)
@@ -93,7 +81,7 @@ class StoredJSONTranscoder(JSONTranscoder):
 
     def _transcoded(self, value: Any) -> Any:
         """What the library's `_encode_obj` makes of `value`, made without its calls for a date or a timestamp."""
-        name = self._iso.get(type(value))
-        if name is not None:
-            return {"_type_": name, "_data_": value.isoformat()}
+        transcoding = self.types.get(type(value))
+        if type(transcoding) in _ISO_TRANSCODINGS:  # by exact class: a subclass may write something else
+            return {"_type_": transcoding.name, "_data_": value.isoformat()}
         return self._encode_obj(value)
