@@ -139,6 +139,17 @@ class ReadConnection(sqlite3.Connection):
 #: Read connections a forked process inherited: never used nor closed there (SQLite forbids using a connection
 #: across a fork), only kept from the garbage collector, which would close them.
 _INHERITED: list[ReadConnection] = []
+#: How many forks led to this process: a connection opened under another count was opened by an ancestor (counted
+#: at the fork, so that a read does not ask the kernel for its process id).
+_forks = 0
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 class ReadConnections:
@@ -156,11 +167,10 @@ class ReadConnections:
         """The calling thread's connection, opened on its first read (persistence.InterfaceError if the store is
         closed or the file cannot be opened)."""
         held = getattr(self._local, "held", None)
-        pid = os.getpid()
         if self._closed:
             raise persistence.InterfaceError("the store is closed")
         if held is not None:
-            if held[0] == pid:
+            if held[0] == _forks:
                 return held[1]
             _INHERITED.append(held[1])
         try:
@@ -174,7 +184,7 @@ class ReadConnections:
                 connection.close()
                 raise persistence.InterfaceError("the store is closed")
             self._open.add(connection)
-        self._local.held = (pid, connection)
+        self._local.held = (_forks, connection)
         return connection
 
     def close(self) -> None:
