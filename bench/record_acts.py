@@ -403,8 +403,9 @@ def count_side(side: str, database_url: str, numbers: list[int]) -> None:
 
 
 def callgrind_runs(store: str, folder: str, side: str, records: list[list[int]]) -> list[tuple[int, int, int]]:
-    """Each record (the arguments of the side's `record`) made by a fresh process of `side` under `valgrind --tool=callgrind` (all at once, each on a
-    store of its own); per record the instructions the whole process executed, and its acts (saves) and events."""
+    """Each record (the arguments of the side's `record`) made by a fresh process of `side` under `valgrind
+    --tool=callgrind` (all at once, each on a store of its own); per record the instructions the whole process
+    executed, and its acts (saves) and events."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}  # the same dict and set orders in every run
     processes = []
     for n, numbers in enumerate(records):

@@ -82,7 +82,7 @@ class Subscriptions(ApplicationBase):
                 role=role, roles=Listing(self.token_roles())))  # type: ignore[attr-defined]
         if municipality is not None:
             self._get_municipality(municipality)
-        case_id = str(self.get_case(case).id) if case else None  # type: ignore[attr-defined]
+        case_id = self.ask_case(case, lambda found: str(found.id)) if case else None  # type: ignore[attr-defined]
         subscription = Subscription.create(self.system_context(actor), channel=channel, url=url, role=role,
                                            municipality=municipality, case_id=case_id, kinds=check_kinds(kinds),
                                            token_id=token_id)
