@@ -12,6 +12,7 @@ Only the events up to a given notification id are given: those recorded later ar
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
@@ -57,12 +58,16 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
 
 def _same_database(app: Any, store: Store) -> bool:
     """Is the recorder's table in the store's database (a SQLite recorder with a SQLite store, or both on
-    PostgreSQL)?"""
-    from eventsourcing.postgres import PostgresApplicationRecorder  # subclassed by tramita's (tramita/postgres.py)
-    from eventsourcing.sqlite import SQLiteApplicationRecorder
+    PostgreSQL)?
 
-    return isinstance(app.recorder, SQLiteApplicationRecorder) and store.dialect == "sqlite" or \
-        isinstance(app.recorder, PostgresApplicationRecorder) and store.dialect == "postgresql"
+    Each recorder class is looked up among the modules already imported: a recorder of a class whose module was
+    never imported cannot exist, and importing the library's PostgreSQL module (and psycopg with it) only to
+    find a SQLite recorder is not one cost a rebuild on SQLite should pay (a few hundred milliseconds)."""
+    sqlite, postgres = sys.modules.get("eventsourcing.sqlite"), sys.modules.get("eventsourcing.postgres")
+    on_sqlite = sqlite is not None and isinstance(app.recorder, sqlite.SQLiteApplicationRecorder)
+    # The library's PostgreSQL recorder is subclassed by tramita's (tramita/postgres.py).
+    on_postgres = postgres is not None and isinstance(app.recorder, postgres.PostgresApplicationRecorder)
+    return on_sqlite and store.dialect == "sqlite" or on_postgres and store.dialect == "postgresql"
 
 
 def _uuid(value: Any) -> UUID:

@@ -4,8 +4,11 @@ rebuild that dies leaves the live tables as they were; the follower's cache keep
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from datetime import date
+from pathlib import Path
 
 import pytest
 from eventsourcing.persistence import StoredEvent
@@ -121,6 +124,34 @@ def test_a_rebuild_builds_each_aggregate_once_from_its_events_read_by_aggregate(
     cases = {case_id for (case_id,) in store.query("SELECT case_id FROM cases")}
     assert len(cases) == 4 + 400
     store.close()
+
+
+REBUILD_ON_SQLITE = """
+import sys
+from domain.demo import seed_demo
+from projections.projector import Projector
+from projections.store import open_store
+from tests.stores import make_app
+
+url = sys.argv[1]
+app = make_app(url)
+seed_demo(app, lambda _: None)
+store = open_store(url)
+projector = Projector(app, store)
+projector.migrate()
+assert projector.rebuild() > 100
+loaded = [name for name in sys.modules if name.startswith(("psycopg", "eventsourcing.postgres"))]
+print(loaded)
+"""
+
+
+def test_a_rebuild_on_sqlite_reads_by_aggregate_without_loading_the_postgresql_driver(tmp_path):
+    """Telling the SQLite recorder from the PostgreSQL one imported the library's PostgreSQL module, and psycopg
+    with it, within the rebuild's time (a few hundred milliseconds of a rebuild on SQLite)."""
+    ran = subprocess.run([sys.executable, "-c", REBUILD_ON_SQLITE, f"sqlite:///{tmp_path}/rebuild.sqlite"],
+                         cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "[]"
 
 
 def test_acts_recorded_while_a_rebuild_runs_are_in_the_tables_it_swaps_in(database_url):
