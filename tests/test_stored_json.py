@@ -5,6 +5,7 @@ administrator sees one format."""
 from __future__ import annotations
 
 import enum
+import json
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from uuid import UUID
@@ -141,3 +142,98 @@ def test_a_transcoder_named_in_the_settings_is_the_one_used():
         assert type(app.mapper.transcoder) is JSONTranscoder
     finally:
         app.close()
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def read(transcoder: JSONTranscoder, data: object) -> str:
+    """What a transcoder reads from a row, shown with every value's type (`1`, `1.0` and `True` are equal in
+    Python, but not alike in an event), or the type of what it raised."""
+    try:
+        return typed(transcoder.decode(data))
+    except Exception as error:  # noqa: BLE001 - the two must fail alike
+        return f"raised {type(error).__name__}"
+
+
+def typed(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {typed(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(typed(item) for item in value) + "]"
+    return f"{type(value).__name__}:{value!r}"
+
+
+def test_every_event_of_the_demo_reads_back_as_the_librarys_decoder_reads_it(monkeypatch):
+    app = make_app("memory://")
+    seed_demo(app, say=lambda _: None)
+    records = app.recorder.select_notifications(1, 100_000)
+    assert len(records) > 100
+    expected = [read(LIBRARY, record.state) for record in records]
+
+    def refused(self: JSONTranscoder, data: bytes) -> None:
+        raise AssertionError("an event of the demo was left to the library's decoder")
+
+    monkeypatch.setattr(JSONTranscoder, "decode", refused)  # each is read by orjson, none by the library
+    assert [read(STORED, record.state) for record in records] == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.dictionaries(TEXT, VALUES, max_size=8))
+def test_a_state_reads_back_as_the_librarys_decoder_reads_it(state):
+    for encoded in {written(LIBRARY, state), written(STORED, state)}:
+        if isinstance(encoded, bytes):
+            assert read(STORED, encoded) == read(LIBRARY, encoded)
+
+
+# Rows a database administrator may write: any JSON, transcoding objects of every shape (names registered or
+# not, members missing or extra, nested inside one another), and those texts damaged byte by byte.
+JSON_LEAVES = st.one_of(st.none(), st.booleans(), INTEGERS, st.floats(), TEXT,
+                        st.sampled_from(["date_iso", "datetime_iso", "decimal_str", "uuid_hex", "tuple", "nope"]))
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4),
+        st.fixed_dictionaries({"_type_": inner, "_data_": inner}),
+        st.fixed_dictionaries({"_type_": st.sampled_from(["date_iso", "datetime_iso", "decimal_str", "uuid_hex"]),
+                               "_data_": st.sampled_from(["2014-01-02", "2026-11-30T12:00:00+00:00", "1.50",
+                                                          "e2964cb3cff750a997d417b4bc08691d", "x", ""])}),
+        st.fixed_dictionaries({"_type_": inner}), st.fixed_dictionaries({"_type_": inner, "_data_": inner, "x": inner}),
+    ),
+    max_leaves=16,
+)
+LITERALS = [b"NaN", b"-Infinity", b"1E400", b"18446744073709551616", b"-9223372036854775809", b"1.0", b"-0",
+            b'"\\ud800"', b'"\xed\xa0\x80"', b"\xef\xbb\xbf", b"\x00", b" ", b"\t", b"\x0c", b"\xa0", b",", b"}", b"]"]
+
+
+def json_text(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, allow_nan=True).encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(JSON_VALUES, st.lists(st.tuples(st.integers(0, 400), st.integers(0, 3), st.sampled_from(LITERALS)),
+                             max_size=3))
+def test_any_row_even_damaged_reads_as_the_librarys_decoder_reads_it_or_fails_alike(value, damage):
+    data = json_text(value)
+    assert read(STORED, data) == read(LIBRARY, data)
+    for at, cut, literal in damage:
+        at = min(at, len(data))
+        data = data[:at] + literal + data[at + cut:]
+        assert read(STORED, data) == read(LIBRARY, data), data
+
+
+@pytest.mark.parametrize("data", [
+    b'{"n":18446744073709551616}', b'{"n":-9223372036854775809}', b'[123456789012345678901234567890]',
+    b'{"x":NaN}', b'{"x":1E400}', b'{"x":0.1}', b'{"s":"\\ud800"}', b'"\xed\xa0\x80"', b"\xef\xbb\xbf{}",
+    b'{"a":1,"a":2}', b'{"_type_":"date_iso","_data_":"2014-13-01"}', b'{"_type_":"nope","_data_":1}',
+    b'{"_type_":["date_iso"],"_data_":"2014-01-02"}', b'{"_type_":"date_iso","_data_":"2014-01-02","x":1}',
+    b'{"_type_":{"_type_":"decimal_str","_data_":"1"},"_data_":"2014-01-02"}', b"[" * 1100 + b"]" * 1100,
+    b"[" * 990 + b"]" * 990, b"", b"{} x",
+])
+def test_a_row_orjson_would_read_otherwise_is_read_by_the_librarys_decoder(data):
+    assert read(STORED, data) == read(LIBRARY, data)
+
+
+def test_text_rather_than_bytes_is_left_to_the_librarys_decoder():
+    assert read(STORED, '{"a":1}') == read(LIBRARY, '{"a":1}') == "raised AttributeError"
+    assert read(STORED, bytearray(b'{"a":1}')) == read(LIBRARY, bytearray(b'{"a":1}'))

@@ -201,7 +201,7 @@ class ApplicationBase(Application):
         return SigningMapper(mapper, self.signer) if self.signer is not None else mapper
 
     def construct_transcoder(self) -> Transcoder:
-        """The library's JSON transcoder, its bytes written by orjson where they are the same
+        """The library's JSON transcoder, its bytes written and read by orjson where that is the same
         (domain/application/transcoder.py); another one when the settings name it (`TRANSCODER_TOPIC`)."""
         if self.factory.env.get(self.factory.TRANSCODER_TOPIC):
             return super().construct_transcoder()

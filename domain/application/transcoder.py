@@ -1,4 +1,4 @@
-"""How an event's state becomes the bytes stored: the library's JSON, written by orjson when that is the same.
+"""How an event's state becomes the bytes stored and back: the library's JSON, by orjson when that is the same.
 
 The library's `JSONTranscoder` writes a stored event's state with the standard `json` module (`,` and `:` as
 separators, UTF-8 not ASCII-escaped), each value JSON lacks as `{"_type_": <transcoding>, "_data_": ...}`. That
@@ -10,8 +10,17 @@ transcoding writes its ISO text, the library's and `DateAsISO`, is written here 
 any other value goes to the library's own `_encode_obj`). Anything else (a UUID,
 which orjson would write as a bare string; a float, which it writes differently; a subclass; an integer beyond
 64 bits; a string that is not valid UTF-8; nesting deeper than orjson allows) is written by the library's encoder,
-as before, error included. Reading is the library's, unchanged: old and new rows are alike.
-tests/test_stored_json.py compares the two byte for byte.
+as before, error included. Old and new rows are alike: tests/test_stored_json.py compares the two byte for byte.
+
+Reading, likewise, gives what the library's decoder gives, parsed by orjson when that is the same. The library
+parses a row with the standard `json` module and calls back into Python for every object to turn `{"_type_": ...,
+"_data_": ...}` into its value; that decoding is most of what a read of the log costs. `StoredJSONTranscoder.decode`
+parses the row with orjson, several times faster, then applies the library's rule to every object, innermost
+first, as the library's callback does. orjson refuses what the library would read otherwise (NaN and infinities,
+lone surrogates, nesting deeper than it allows) and reads an integer beyond 64 bits as a float; so a row it
+refuses, or that holds a float (which tramita never stores), or any value a transcoding refuses, or anything but
+`bytes`, is read by the library's decoder, which decides, error included. tests/test_stored_json.py compares the
+two on stored events, on arbitrary JSON and on damaged rows.
 """
 
 from __future__ import annotations
@@ -65,7 +74,8 @@ def written_alike(value: Any) -> bool:
 
 
 class StoredJSONTranscoder(JSONTranscoder):
-    """The library's JSON transcoder, whose bytes orjson writes when they are the same (the module's docstring)."""
+    """The library's JSON transcoder, whose bytes orjson writes, and reads, when that is the same (the module's
+    docstring)."""
 
     def encode(self, obj: Any) -> bytes:
         try:
@@ -85,3 +95,58 @@ class StoredJSONTranscoder(JSONTranscoder):
         if type(transcoding) in _ISO_TRANSCODINGS:  # by exact class: a subclass may write something else
             return {"_type_": transcoding.name, "_data_": value.isoformat()}
         return self._encode_obj(value)
+
+    def decode(self, data: bytes) -> Any:
+        if type(data) is bytes:
+            try:
+                return _transcoded(orjson.loads(data), self.names)
+            except Exception:  # noqa: BLE001 - whatever went otherwise, the library's decoder decides
+                pass
+        return super().decode(data)
+
+
+class _NotAlike(Exception):
+    """orjson read a value the library's decoder may read otherwise (a float: see the module's docstring)."""
+
+
+def _transcoded(value: Any, names: dict[str, Transcoding]) -> Any:
+    """`value` as parsed by orjson, with the library's decoding rule (`JSONTranscoder._decode_obj`) applied to
+    every object, innermost first: an object of exactly the members `_type_` and `_data_` becomes what the
+    transcoding of that name decodes. Raises on a float, and where the library's rule raises.
+
+    A member whose value is text, a number or null is passed over; a transcoded value whose `_data_` is text (a
+    date, a timestamp, a decimal: nothing inside it to decode first) is decoded where it is found."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str or item is None or kind is int or kind is bool:
+                continue
+            if kind is dict:
+                if len(item) == 2 and "_type_" in item and "_data_" in item and type(item["_data_"]) is str:
+                    value[key] = names[item["_type_"]].decode(item["_data_"])
+                else:
+                    value[key] = _transcoded(item, names)
+            elif kind is list:
+                value[key] = _transcoded(item, names)
+            else:  # a float
+                raise _NotAlike
+        if len(value) == 2 and "_type_" in value and "_data_" in value:
+            return names[value["_type_"]].decode(value["_data_"])
+        return value
+    if kind is list:
+        if not _NESTED.isdisjoint(map(type, value)):
+            for index, item in enumerate(value):
+                kind = type(item)
+                if kind is dict or kind is list:
+                    value[index] = _transcoded(item, names)
+                elif kind is float:
+                    raise _NotAlike
+        return value
+    if kind is float:
+        raise _NotAlike
+    return value
+
+
+#: What orjson may put in a list that `_transcoded` must look at.
+_NESTED = frozenset({dict, list, float})
