@@ -30,7 +30,9 @@ What is measured
 
 1. The raw library. The whole notification log is read with `recorder.select_notifications(start, B,
    inclusive_of_start=False)`, B being the projector's batch size, and every notification is decoded into
-   its domain event with `app.mapper.to_domain_event`. Nothing else is done with it.
+   its domain event with `app.mapper.to_domain_event`, the application given the library's own JSON
+   transcoder (`LIBRARY_DECODING`; tramita's, which the rebuild reads with, decodes faster). Nothing else is
+   done with it.
 
 2. tramita. `Projector(app, open_store(url), batch_size=B).migrate()` (untimed), then `.rebuild(progress)`:
    every projection built beside the live tables from the stored events read by aggregate (each aggregate
@@ -44,8 +46,8 @@ What is measured
 
 Each of 1, 2 and 3 runs in a fresh child process (this script with a hidden `--measure` option), on the same
 database, one after the other, so that neither the generation nor the other measurement counts in its memory.
-With `--repeat R` they run R times in turn (raw, rebuild, scan, raw, rebuild, scan, ...) and the fastest of each is kept: on a
-shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown as well.
+With `--repeat R` they run R times in turn (raw, rebuild, scan, raw, rebuild, scan, ...) and the fastest of each
+is kept: on a shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown as well.
 The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
 start-up (imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside
 it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which
@@ -82,6 +84,8 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
+from record_acts import LIBRARY_DECODING
+
 from domain.application import Tramita
 from tramita.persistence import persistence_env
 from domain.case import Case
@@ -109,8 +113,8 @@ CASE_TOPIC = f"{Case.__module__}:{Case.__qualname__}."
 MB = 1_000_000
 
 
-def open_app(database_url: str) -> Tramita:
-    return Tramita(persistence_env(database_url), clock=lambda: NOW)
+def open_app(database_url: str, settings: dict[str, str] | None = None) -> Tramita:
+    return Tramita({**persistence_env(database_url), **(settings or {})}, clock=lambda: NOW)
 
 
 def notifications(app: Tramita) -> int:
@@ -251,8 +255,8 @@ def peak_rss_kib() -> int:
 
 
 def measure_raw(database_url: str, batch_size: int) -> dict[str, Any]:
-    """Read the whole log in batches and decode every notification; nothing else."""
-    app = open_app(database_url)
+    """Read the whole log in batches and decode every notification as the bare library does; nothing else."""
+    app = open_app(database_url, LIBRARY_DECODING)
     try:
         recorder, mapper = app.recorder, app.mapper
         count, position = 0, 0

@@ -121,6 +121,10 @@ from domain.demo import (
 from domain.names import ToponymList, date_in_name
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+#: Settings giving an application the library's own JSON transcoder (tramita's transcodings still registered), so
+#: that it reads stored events as the bare library does: the baselines that read what tramita stored use them,
+#: since tramita's own transcoder reads faster than the library's (domain/application/transcoder.py).
+LIBRARY_DECODING = {"TRANSCODER_TOPIC": "eventsourcing.persistence:JSONTranscoder"}
 SEED_ACTOR = Actor("ibge-bench", "ibge")
 SEED_DAY = date(1991, 12, 18)
 LAW_DAY = date(1992, 1, 21)
