@@ -100,18 +100,21 @@ def case_municipality_rows(case: Case) -> list[Row]:
     return sorted({(str(case.id), code, role) for code, role in roles})
 
 
-def deadline_rows(case: Case, recorded: Collection[UUID] = frozenset()) -> list[Row]:
+def deadline_rows(case: Case, recorded: Collection[UUID] = frozenset(),
+                  missed_ids: dict[UUID, str] | None = None) -> list[Row]:
     """One row per statutory deadline of the case, as recorded (open, missed, met-on-time, met-late), with its
     due day again as `alerts_due_on` while it can still call for an alert, the column the scheduler's scan reads.
 
-    `recorded`: which of the case's `missed` alerts (`missed_alert_ids`) are recorded. A deadline calls for no
-    alert of any kind, whatever the thresholds, once it is closed, while it has no due date, and once its `missed`
-    alert is recorded (domain/alerts.py: from the day it is missed only `missed` can be due, and it is recorded
-    once): its `alerts_due_on` is None. Otherwise a warning `due-in-N-days` can be due from N days before the due
-    day, so the scan asks for `alerts_due_on <= today + its largest threshold`; what has been warned is left to
-    the scan's judgement.
+    `recorded`: which of the case's `missed` alerts (`missed_alert_ids`, or `missed_ids` when the caller has
+    worked them out already: each id is a SHA-1) are recorded. A deadline calls for no alert of any kind,
+    whatever the thresholds, once it is closed, while it has no due date, and once its `missed` alert is recorded
+    (domain/alerts.py: from the day it is missed only `missed` can be due, and it is recorded once): its
+    `alerts_due_on` is None. Otherwise a warning `due-in-N-days` can be due from N days before the due day, so
+    the scan asks for `alerts_due_on <= today + its largest threshold`; what has been warned is left to the
+    scan's judgement.
     """
-    missed = {key for alert_id, key in missed_alert_ids(case).items() if alert_id in recorded}
+    ids = missed_alert_ids(case) if missed_ids is None else missed_ids
+    missed = {key for alert_id, key in ids.items() if alert_id in recorded}
     return [(
         str(case.id), key, case.number, case.kind, d["rule"], d["article"], d["who"], d["municipality"],
         _iso(d["starts_on"]), _iso(d["due_on"]), d["status"], d["closed_by"], _iso(d["closed_on"]), d["days_late"],
@@ -194,7 +197,8 @@ ROWS: dict[str, Callable[[Any], list[Row]]] = {
 }
 
 #: table name -> the ids of the other aggregates whose being recorded its rows of one aggregate depend on; its
-#: function in ROWS then takes, after the aggregate, the set of those the event store holds.
+#: function in ROWS then takes, after the aggregate, the set of those the event store holds, and what this
+#: function gave for the aggregate (so that it is not worked out twice).
 RECORDED: dict[str, Callable[[Any], Iterable[UUID]]] = {
     "deadlines": missed_alert_ids,
 }

@@ -51,9 +51,11 @@ def write(tx: Cursor, target: Any, aggregates: list[Any], fresh: list[bool],
 
 def table_rows(table: str, aggregates: list[Any], recorded: Callable[[list[UUID]], set[UUID]]) -> list[tuple]:
     """The table's rows of these aggregates; for a table of `rows.RECORDED`, knowing which of the other
-    aggregates they depend on are recorded (one look-up for all of them)."""
+    aggregates they depend on are recorded (one look-up for all of them), each aggregate's dependencies taken
+    once and handed to its rows."""
     depends = RECORDED.get(table)
     if depends is None:
         return [row for a in aggregates for row in ROWS[table](a)]
-    held = recorded([other for a in aggregates for other in depends(a)])
-    return [row for a in aggregates for row in ROWS[table](a, held)]
+    dependencies = [depends(a) for a in aggregates]
+    held = recorded([other for ids in dependencies for other in ids])
+    return [row for a, ids in zip(aggregates, dependencies) for row in ROWS[table](a, held, ids)]

@@ -23,6 +23,7 @@ from projections import queries
 from projections.projector import Projector
 from projections.rows import deadline_rows, missed_alert_ids
 from projections.store import open_store
+from projections.writing import table_rows
 from scheduler.scan import scan
 from tests.stores import make_app
 from tests.test_article_rules import FEIJO, TARAUACA, XAPURI, open_by_voters, requisition_received, signatures
@@ -114,6 +115,26 @@ def test_a_deadline_row_alerts_until_closed_or_alerted_missed_whatever_its_statu
     warned = {Alert.id_for(case.id, key, kind) for key in ("open", "recorded-missed")
               for kind in ("due-in-5-days", "due-in-1-day", "breach")}
     assert columns(warned) == columns()  # no other alert ends a deadline's alerts
+
+
+def test_the_projector_works_out_each_missed_alert_id_once_and_writes_the_same_deadline_rows(monkeypatch):
+    """Each id is a SHA-1 (`Alert.id_for`); the rows were worked out twice per case and batch: once to ask the
+    store which alerts it holds, once to write the rows."""
+    due = date(2025, 11, 18)
+    deadlines = {key: {"rule": "r", "article": "art-10", "who": "ibge", "municipality": None, "starts_on": due,
+                       "due_on": due, "status": "open", "closed_by": None, "closed_on": None, "days_late": None}
+                 for key in ("R1", "R2", "R3")}
+    case = SimpleNamespace(id=uuid5(NAMESPACE_URL, "a case"), number="LC35-2025-0001", kind="creation",
+                           deadlines=deadlines, standing_deadlines=lambda: deadlines)
+    alerted = {Alert.id_for(case.id, "R2", "missed")}
+    expected = deadline_rows(case, alerted)
+    made = []
+    id_for = Alert.id_for
+    monkeypatch.setattr(Alert, "id_for", staticmethod(lambda *args: made.append(args) or id_for(*args)))
+    asked = []
+    rows = table_rows("deadlines", [case], lambda ids: asked.append(list(ids)) or alerted & set(ids))
+    assert rows == expected and [row[-1] for row in rows] == ["2025-11-18", None, "2025-11-18"]
+    assert len(made) == 3 and len(asked) == 1 and len(asked[0]) == 3
 
 
 #: The scan of each day (09:00 in Rio Branco), from the day before the 5-day warning to the day after the missed
