@@ -99,17 +99,21 @@ class StoredJSONTranscoder(JSONTranscoder):
     def decode(self, data: bytes) -> Any:
         if type(data) is bytes:
             try:
-                return _transcoded(orjson.loads(data), self.names)
+                return _decoded(orjson.loads(data), self.names)
             except Exception:  # noqa: BLE001 - whatever went otherwise, the library's decoder decides
                 pass
         return super().decode(data)
+
+
+#: What orjson may put in a list that `_decoded` must look at.
+_NESTED = frozenset({dict, list, float})
 
 
 class _NotAlike(Exception):
     """orjson read a value the library's decoder may read otherwise (a float: see the module's docstring)."""
 
 
-def _transcoded(value: Any, names: dict[str, Transcoding]) -> Any:
+def _decoded(value: Any, names: dict[str, Transcoding]) -> Any:
     """`value` as parsed by orjson, with the library's decoding rule (`JSONTranscoder._decode_obj`) applied to
     every object, innermost first: an object of exactly the members `_type_` and `_data_` becomes what the
     transcoding of that name decodes. Raises on a float, and where the library's rule raises.
@@ -126,9 +130,9 @@ def _transcoded(value: Any, names: dict[str, Transcoding]) -> Any:
                 if len(item) == 2 and "_type_" in item and "_data_" in item and type(item["_data_"]) is str:
                     value[key] = names[item["_type_"]].decode(item["_data_"])
                 else:
-                    value[key] = _transcoded(item, names)
+                    value[key] = _decoded(item, names)
             elif kind is list:
-                value[key] = _transcoded(item, names)
+                value[key] = _decoded(item, names)
             else:  # a float
                 raise _NotAlike
         if len(value) == 2 and "_type_" in value and "_data_" in value:
@@ -139,7 +143,7 @@ def _transcoded(value: Any, names: dict[str, Transcoding]) -> Any:
             for index, item in enumerate(value):
                 kind = type(item)
                 if kind is dict or kind is list:
-                    value[index] = _transcoded(item, names)
+                    value[index] = _decoded(item, names)
                 elif kind is float:
                     raise _NotAlike
         return value
@@ -147,6 +151,3 @@ def _transcoded(value: Any, names: dict[str, Transcoding]) -> Any:
         raise _NotAlike
     return value
 
-
-#: What orjson may put in a list that `_transcoded` must look at.
-_NESTED = frozenset({dict, list, float})
