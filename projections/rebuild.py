@@ -3,7 +3,10 @@
 The rebuild reads the last notification id first, then the stored events up to it **by aggregate**
 (projections/events.py: ordered by originator id and version), builds each aggregate once and writes its rows
 once, into `<table>__rebuild` tables, a few thousand events' aggregates per transaction. However the log
-interleaves its aggregates, no aggregate is replayed twice and no row is written twice. Then it catches up from
+interleaves its aggregates, no aggregate is replayed twice and no row is written twice. Those tables are created
+with their primary keys only; their other indexes are created once they are filled, in the transaction that
+moves their positions to that notification id (each index is then one sort rather than an insert per row, and a
+rebuild that another took over creates none on the other's tables). Then it catches up from
 that notification id as the follower does (the events recorded while it ran), and, in one transaction, catches
 up the last events, drops the live tables and renames the new ones. The live tables stay readable, and the live
 projector keeps writing them, until that swap; a crash before it leaves them untouched.
@@ -39,8 +42,7 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
         for name in projector.names:
             for table in PROJECTIONS[name].tables:
                 tx.execute(f"DROP TABLE IF EXISTS {table.name}{REBUILD_SUFFIX}")
-                for statement in table.ddl(f"{table.name}{REBUILD_SUFFIX}", token):
-                    tx.execute(statement)
+                tx.execute(table.table_ddl(f"{table.name}{REBUILD_SUFFIX}", token))
             tx.execute("DELETE FROM projection_tracking WHERE projection = ?", (name + REBUILD_SUFFIX,))
             tx.execute("DELETE FROM projection_failures WHERE projection = ?", (name + REBUILD_SUFFIX,))
             tx.execute("INSERT INTO projection_tracking (projection, position, token, fingerprint) "
@@ -84,8 +86,9 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
 def build_by_aggregate(builder: Any, targets: list[Target], upto: int,
                        progress: Callable[[int, int], None] | None) -> tuple[int, list[tuple[str, Failure]]]:
     """Build every aggregate of the events up to notification `upto` once and write its rows once, about
-    `builder.batch_size` events' aggregates per transaction; then move the targets' positions to `upto`. Returns
-    the events read and the failures recorded."""
+    `builder.batch_size` events' aggregates per transaction, into tables without their secondary indexes; then
+    move the targets' positions to `upto` and create those indexes. Returns the events read and the failures
+    recorded."""
     kinds = {kind for target in targets for kind in target.projection.aggregates}
     read, pending, recorded = 0, 0, []
     touched: dict[int, Touched] = {}
@@ -114,6 +117,9 @@ def build_by_aggregate(builder: Any, targets: list[Target], upto: int,
     with builder.store.transaction() as tx:
         for target in targets:
             _move(tx, target, upto)
+            for table in target.projection.tables:  # once filled, each index is one sort, not a row's insert each
+                for statement in table.index_ddl(target.physical(table.name), target.token):
+                    tx.execute(statement)
     return read, recorded
 
 

@@ -24,12 +24,17 @@ class Table:
         return [name for name, _ in self.columns]
 
     def ddl(self, physical: str, token: str) -> list[str]:
+        """The statements that create the table (named `physical`) and its indexes."""
+        return [self.table_ddl(physical, token), *self.index_ddl(physical, token)]
+
+    def table_ddl(self, physical: str, token: str) -> str:
+        """The table with its primary key, without its other indexes (a rebuild fills it first, then indexes it)."""
         columns = ", ".join(f"{name} {kind}" for name, kind in self.columns)
-        statements = [f"CREATE TABLE {physical} ({columns}, "
-                      f"CONSTRAINT pk_{self.name}_{token} PRIMARY KEY ({', '.join(self.key)}))"]
-        for index in self.indexes:
-            statements.append(f"CREATE INDEX ix_{self.name}_{'_'.join(index)}_{token} ON {physical} ({', '.join(index)})")
-        return statements
+        return f"CREATE TABLE {physical} ({columns}, CONSTRAINT pk_{self.name}_{token} PRIMARY KEY ({', '.join(self.key)}))"
+
+    def index_ddl(self, physical: str, token: str) -> list[str]:
+        return [f"CREATE INDEX ix_{self.name}_{'_'.join(index)}_{token} ON {physical} ({', '.join(index)})"
+                for index in self.indexes]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from domain.demo import MESA, municipal, seed_demo
 from projections.cache import CACHE_BYTES, AggregateCache, cache_bytes
 from projections.projector import Projector
+from projections.schema import PROJECTIONS
 from projections.store import open_store
 from tests.stores import make_app
 from tests.test_projections import silent, snapshot
@@ -123,6 +124,32 @@ def test_a_rebuild_builds_each_aggregate_once_from_its_events_read_by_aggregate(
     assert read_from_log == []  # read from the events table by aggregate, not from the log grouped in memory
     cases = {case_id for (case_id,) in store.query("SELECT case_id FROM cases")}
     assert len(cases) == 4 + 400
+    store.close()
+
+
+def secondary_indexes(store, table: str) -> set[str]:
+    """The names of a table's secondary indexes, without their build token."""
+    if store.dialect == "sqlite":
+        rows = store.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", (table,))
+    else:
+        rows = store.query("SELECT indexname FROM pg_indexes WHERE tablename = ? AND schemaname = current_schema()",
+                           (table,))
+    return {name.rsplit("_", 1)[0] for (name,) in rows if name.startswith("ix_")}
+
+
+def test_the_tables_a_rebuild_swaps_in_have_every_index_of_their_definition(database_url):
+    """A rebuild fills its tables first and indexes them once filled, before it catches up and swaps them in."""
+    app = make_app(database_url)
+    seed_demo(app, silent)
+    store = open_store(database_url)
+    projector = Projector(app, store, batch_size=40)
+    projector.migrate()
+    defined = {table.name: {f"ix_{table.name}_{'_'.join(index)}" for index in table.indexes}
+               for projection in PROJECTIONS.values() for table in projection.tables}
+    assert {name: secondary_indexes(store, name) for name in defined} == defined
+    projector.rebuild()
+    assert {name: secondary_indexes(store, name) for name in defined} == defined
+    assert sum(map(len, defined.values())) >= 10
     store.close()
 
 
