@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import types
 from datetime import date, datetime
+from hashlib import sha1
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -29,6 +30,17 @@ ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alerts")
 SYSTEM_ALERTS_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:system-alerts")
 #: A system alert's kind: a lowercase slug (its id joins kind and subject with a colon).
 SYSTEM_KIND = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_ALERTS_NAMESPACE, _SYSTEM_ALERTS_NAMESPACE = ALERTS_NAMESPACE.bytes, SYSTEM_ALERTS_NAMESPACE.bytes
+#: A name-based UUID's version (5) and variant bits (RFC 9562, section 5.5), set on a SHA-1's first 16 bytes.
+_UUID5_CLEARED, _UUID5_SET = ~((0xF000 << 64) | (0xC000 << 48)), (5 << 76) | (0x8000 << 48)
+
+
+def _uuid5(namespace: bytes, name: str) -> UUID:
+    """`uuid.uuid5(namespace, name)`, the same UUID in half the time: without the import, the namespace's bytes
+    and the checks that `uuid5` goes through on every call. A projector's batch works out the `missed` alert id of
+    every open deadline of every case it writes (projections/rows.py)."""
+    digest = sha1(namespace + name.encode("utf-8")).digest()
+    return UUID(int=int.from_bytes(digest[:16], "big") & _UUID5_CLEARED | _UUID5_SET)
 
 MISSED = "missed"
 #: Art. 10 §1 (docs/law/opening.md): a requisition refused is recorded as a breach and raises an alert (once per requisition).
@@ -84,11 +96,11 @@ class Alert(ChainedAggregate):
 
     @staticmethod
     def id_for(case_id: UUID | str, deadline: str, kind: str) -> UUID:
-        return uuid5(ALERTS_NAMESPACE, f"{case_id}:{deadline}:{kind}")
+        return _uuid5(_ALERTS_NAMESPACE, f"{case_id}:{deadline}:{kind}")
 
     @staticmethod
     def system_id_for(kind: str, subject: str) -> UUID:
-        return uuid5(SYSTEM_ALERTS_NAMESPACE, f"{kind}:{subject}")
+        return _uuid5(_SYSTEM_ALERTS_NAMESPACE, f"{kind}:{subject}")
 
     class Raised(ChainedAggregate.Created):
         """The deadline named is due soon or missed: who must act, under which article, by which day."""

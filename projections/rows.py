@@ -125,7 +125,8 @@ def deadline_rows(case: Case, recorded: Collection[UUID] = frozenset(),
 def missed_alert_ids(case: Case) -> dict[UUID, str]:
     """The id of the `missed` alert each deadline of the case that can still call for an alert would have (no
     closing act, a due date), with the deadline's key: whether each is recorded is `deadline_rows`' to know."""
-    return {Alert.id_for(case.id, key, MISSED): key for key, d in case.standing_deadlines().items()
+    case_id = str(case.id)
+    return {Alert.id_for(case_id, key, MISSED): key for key, d in case.standing_deadlines().items()
             if d["closed_by"] is None and d["due_on"] is not None}
 
 
