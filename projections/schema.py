@@ -30,7 +30,8 @@ class Table:
     def table_ddl(self, physical: str, token: str) -> str:
         """The table with its primary key, without its other indexes (a rebuild fills it first, then indexes it)."""
         columns = ", ".join(f"{name} {kind}" for name, kind in self.columns)
-        return f"CREATE TABLE {physical} ({columns}, CONSTRAINT pk_{self.name}_{token} PRIMARY KEY ({', '.join(self.key)}))"
+        key = f"CONSTRAINT pk_{self.name}_{token} PRIMARY KEY ({', '.join(self.key)})"
+        return f"CREATE TABLE {physical} ({columns}, {key})"
 
     def index_ddl(self, physical: str, token: str) -> list[str]:
         return [f"CREATE INDEX ix_{self.name}_{'_'.join(index)}_{token} ON {physical} ({', '.join(index)})"
