@@ -150,4 +150,3 @@ def _decoded(value: Any, names: dict[str, Transcoding]) -> Any:
     if kind is float:
         raise _NotAlike
     return value
-
