@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -197,10 +197,11 @@ ROWS: dict[str, Callable[[Any], list[Row]]] = {
     "municipalities": municipality_rows,
 }
 
-#: table name -> the ids of the other aggregates whose being recorded its rows of one aggregate depend on; its
-#: function in ROWS then takes, after the aggregate, the set of those the event store holds, and what this
-#: function gave for the aggregate (so that it is not worked out twice).
-RECORDED: dict[str, Callable[[Any], Iterable[UUID]]] = {
+#: table name -> the ids of the other aggregates whose being recorded its rows of one aggregate depend on, as the
+#: keys of a mapping (its values are the function's own: a deadline's key for each `missed` alert id); its
+#: function in ROWS then takes, after the aggregate, the set of those the event store holds, and that mapping
+#: (so that it is not worked out twice).
+RECORDED: dict[str, Callable[[Any], Mapping[UUID, Any]]] = {
     "deadlines": missed_alert_ids,
 }
 
