@@ -8,8 +8,10 @@ with their primary keys only; their other indexes are created once they are fill
 moves their positions to that notification id (each index is then one sort rather than an insert per row, and a
 rebuild that another took over creates none on the other's tables). Then it catches up from
 that notification id as the follower does (the events recorded while it ran), and, in one transaction, catches
-up the last events, drops the live tables and renames the new ones. The live tables stay readable, and the live
-projector keeps writing them, until that swap; a crash before it leaves them untouched.
+up the last events, checks that the side tables are still its own (a rebuild started since replaces them, and
+then this one stops with `TrackingConflict`, swapping nothing), drops the live tables and renames the new ones.
+The live tables stay readable, and the live projector keeps writing them, until that swap; a crash before it
+leaves them untouched.
 
 An aggregate that cannot be built (an event that no longer decodes or applies) or whose rows the database refuses
 is recorded in `projection_failures` as the follower records it (the first notification that failed, the last
@@ -65,6 +67,8 @@ def rebuild(projector: Any, progress: Callable[[int, int], None] | None = None) 
         while (last := builder._batch(tx, targets))[0] > 0:
             done += last[0]
             recorded += last[1]
+        for target in targets:  # a batch checks its targets only when the log has something new for it
+            _move(tx, target, target.position)  # still this rebuild's, or another took the side tables over
         for target in targets:
             for table in target.projection.tables:
                 tx.execute(f"DROP TABLE IF EXISTS {table.name}")

@@ -1,6 +1,7 @@
 """The rebuild by aggregate and the follower's cache, on SQLite and PostgreSQL: whatever the log's interleaving,
 a rebuild gives the rows the follower gives; what is recorded during a rebuild is in the tables it swaps in; a
-rebuild that dies leaves the live tables as they were; the follower's cache keeps within its budget in bytes."""
+rebuild that dies, or whose side tables a later rebuild took over, leaves the live tables as they were; the
+follower's cache keeps within its budget in bytes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.demo import MESA, municipal, seed_demo
+import projections.rebuild as rebuild_module
+from projections.batch import TrackingConflict
 from projections.cache import CACHE_BYTES, AggregateCache, cache_bytes
 from projections.projector import Projector
 from projections.schema import PROJECTIONS
@@ -244,6 +247,42 @@ def test_a_rebuild_that_dies_in_its_pass_leaves_the_live_tables_and_positions_as
     followed = snapshot(store)
     projector.rebuild()
     assert snapshot(store) == followed
+
+
+def test_a_rebuild_whose_side_tables_a_later_rebuild_took_over_swaps_nothing_in(database_url, monkeypatch):
+    """Rebuild A ends its pass; rebuild B starts (its set-up replaces the side tables with empty ones) and is still
+    filling them; A, with nothing new in the log to catch up, must not swap B's tables in as its own."""
+    app = make_app(database_url)
+    seed_demo(app, silent)
+    store = open_store(database_url)
+    projector = Projector(app, store, batch_size=40)
+    projector.migrate()
+    projector.catch_up()
+    live, positions = snapshot(store), projector.positions()
+    assert store.query("SELECT COUNT(*) FROM cases")[0][0] > 0
+    pass_of_a = rebuild_module.build_by_aggregate
+
+    class StillFilling(Exception):
+        """Rebuild B, stopped after its set-up, in its pass."""
+
+    def b_still_filling(*args, **kwargs):
+        raise StillFilling
+
+    def a_then_b_starts(*args, **kwargs):
+        built = pass_of_a(*args, **kwargs)
+        monkeypatch.setattr(rebuild_module, "build_by_aggregate", b_still_filling)
+        with pytest.raises(StillFilling):
+            Projector(app, store, batch_size=40).rebuild()
+        return built
+
+    monkeypatch.setattr(rebuild_module, "build_by_aggregate", a_then_b_starts)
+    with pytest.raises(TrackingConflict):
+        projector.rebuild()
+    assert snapshot(store) == live and projector.positions() == positions
+    monkeypatch.setattr(rebuild_module, "build_by_aggregate", pass_of_a)
+    projector.rebuild()  # a rebuild run alone afterwards swaps in what the follower had
+    assert snapshot(store) == live
+    store.close()
 
 
 def test_the_follower_keeps_its_cache_within_its_budget_in_bytes_of_the_stored_events(database_url):
