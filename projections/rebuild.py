@@ -174,5 +174,6 @@ def _move(tx: Any, target: Target, position: int) -> None:
     moved = tx.execute("UPDATE projection_tracking SET position = ? "
                        "WHERE projection = ? AND position = ? AND token = ?", (position, target.tracking_name, target.position, target.token))
     if moved.rowcount != 1:
-        raise TrackingConflict(target.tracking_name)
+        raise TrackingConflict(f"{target.tracking_name}: another rebuild started since and took these side tables "
+                               "over; this one swapped nothing in (the live tables are as they were)")
     target.position = position

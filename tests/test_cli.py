@@ -87,6 +87,34 @@ def test_migrate_project_and_rebuild_one_projection_from_the_command_line(databa
     assert "none (all present)" in capsys.readouterr().out
 
 
+def test_a_rebuild_another_rebuild_took_over_says_so_and_leaves_the_live_tables(database_url, monkeypatch, capsys):
+    import projections.rebuild as rebuild_module
+    from projections.projector import Projector
+    from projections.store import open_store
+    from tests.stores import make_app
+
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0 and main(["project", "--once"]) == 0
+    capsys.readouterr()
+    store = open_store(database_url)
+    live = store.query("SELECT * FROM deadlines ORDER BY case_id, deadline")
+    pass_alone = rebuild_module.build_by_aggregate
+
+    def another_starts_after_this_pass(*args, **kwargs):
+        built = pass_alone(*args, **kwargs)
+        monkeypatch.setattr(rebuild_module, "build_by_aggregate", lambda *a, **k: 0 / 0)  # it dies while filling
+        with pytest.raises(ZeroDivisionError):
+            Projector(make_app(database_url), store, names=["deadlines"]).rebuild()
+        return built
+
+    monkeypatch.setattr(rebuild_module, "build_by_aggregate", another_starts_after_this_pass)
+    assert main(["rebuild", "--projection", "deadlines"]) == 2
+    error = capsys.readouterr().err
+    assert "another rebuild started since and took these side tables over" in error and "Traceback" not in error
+    assert store.query("SELECT * FROM deadlines ORDER BY case_id, deadline") == live != []
+    store.close()
+
+
 def test_the_demo_gives_the_scheduler_the_tre_s_missed_answer_and_the_ibge_s_breach_to_alert(database, capsys):
     import json
 

@@ -153,6 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from audit.verify import StoreEmptyError
     from domain.application.subscriptions import SubscriptionNotFoundError, SubscriptionsOffError
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
+    from projections.batch import TrackingConflict
     from projections.store import NotMigratedError
 
     private_files()
@@ -161,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
             SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, SubscriptionNotFoundError,
-            SubscriptionsOffError, ValueError) as error:
+            SubscriptionsOffError, TrackingConflict, ValueError) as error:
         print(f"tramita: {error}", file=sys.stderr)
         return 2
     except Exception as error:
