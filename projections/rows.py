@@ -13,6 +13,8 @@ Every value is written through `storable` (the projector's one place for it): a 
 hold, whatever an event holds. PostgreSQL's text cannot contain U+0000 and UTF-8 cannot encode a lone surrogate,
 so each of those characters is shown as U+FFFD (the replacement character) in the row, on SQLite too, so that both
 stores show the same; the event itself is never changed (`GET /cases/{id}` and the export give it as stored).
+A row's value is text, a number or None; any other (an edited event's dict where text was) is that aggregate's
+failure, recorded, never a statement the database driver refuses for the whole batch.
 """
 
 from __future__ import annotations
@@ -38,11 +40,28 @@ UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 
+#: The types a row's value may have besides text: what every column of both stores takes from it.
+_COLUMN_TYPES = frozenset({int, float, type(None)})
+
+
+class UnstorableValue(TypeError):
+    """A row value no column holds (a dict, a list or a `True` where an event's field had text or a number: an
+    edited event can apply and still give one). The row's fault, recorded as its aggregate's failure like any
+    other row the database refuses, where the database driver would have refused it as a fault of the statement
+    and stopped the read models."""
+
+
 def storable(value: Any) -> Any:
-    """`value` as every store can hold it: in text, NUL and lone surrogates become U+FFFD; anything else as is."""
-    if type(value) is str and ("\x00" in value or not value.isascii()):
-        return UNSTORABLE.sub(REPLACEMENT, value)
-    return value
+    """`value` as every store can hold it: in text, NUL and lone surrogates become U+FFFD; a number or None as
+    is; anything else is refused (`UnstorableValue`)."""
+    kind = type(value)
+    if kind is str:
+        if "\x00" in value or not value.isascii():
+            return UNSTORABLE.sub(REPLACEMENT, value)
+        return value
+    if kind in _COLUMN_TYPES:
+        return value
+    raise UnstorableValue(f"a row cannot hold a value of type {kind.__name__} ({value!r:.80})")
 
 
 def storable_row(row: Row) -> Row:

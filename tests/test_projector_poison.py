@@ -160,3 +160,40 @@ def test_a_row_the_database_refuses_leaves_that_aggregate_alone_and_is_cleared_o
     assert projector.failures() == []
     assert refused in {row["number"] for row in queries.cases(projector.store)}
     assert len(system_alerts(projector.store)) == 1  # the alert stays: it happened
+
+
+def edit_last_stored_event(app, store, topic: str, **changed) -> tuple[str, dict]:
+    """What a database administrator can do: change fields of the state of the last stored event of `topic` in
+    place (valid JSON still, so the event decodes and applies); the id of its aggregate and the state before."""
+    table, number = app.recorder.events_table_name, "rowid" if store.dialect == "sqlite" else "notification_id"
+    [(number, state)] = store.query(f"SELECT {number}, state FROM {table} WHERE topic = ? "
+                                    f"ORDER BY {number} DESC LIMIT 1", (topic,))
+    with store.transaction() as tx:
+        tx.execute(f"UPDATE {table} SET state = ? WHERE {'rowid' if store.dialect == 'sqlite' else 'notification_id'}"
+                   " = ?", (json.dumps({**json.loads(bytes(state)), **changed}).encode(), number))
+    return str(app.recorder.select_notifications(number, 1)[0].originator_id), json.loads(bytes(state))
+
+
+def test_an_event_edited_to_hold_an_object_where_a_row_has_text_is_recorded_and_skipped_alone(demo, capsys):
+    """The database driver refuses such a value as the statement's fault, not a row's: it stopped every
+    projection, batch after batch, and the rebuild."""
+    app, projector, _ = demo
+    frozen, before = edit_last_stored_event(app, projector.store, "domain.registry:Municipality.Frozen",
+                                            case_number={"edited": True})
+    after = open_district(app, XAPURI, "Vila Jurupari")
+
+    assert main(["project", "--once"]) == 0
+    assert "1 aggregate(s) could not be projected" in capsys.readouterr().err
+    [failure] = projector.failures()
+    assert (failure["projection"], failure["aggregate_id"], failure["aggregate_kind"]) == (
+        "freezes", frozen, "municipality")
+    assert failure["error"].startswith("UnstorableValue: a row cannot hold a value of type dict")
+    assert after in {row["number"] for row in queries.cases(projector.store)}
+    frozen_by = {row[0] for row in projector.store.query("SELECT case_number FROM freezes")}
+    assert before["case_number"] not in frozen_by and {"LC35-1991-0001", "LC35-2026-0001"} <= frozen_by
+    assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
+    followed = snapshot(projector.store)
+
+    assert main(["rebuild"]) == 0
+    assert [(f["projection"], f["aggregate_id"]) for f in projector.failures()] == [("freezes", frozen)]
+    assert snapshot(projector.store) == followed
