@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from eventsourcing.utils import resolve_topic
 
-from domain import chain
+from domain import EVENT_PACKAGE, chain
 
 
 def stored_chain_hash(app: Any, state: bytes) -> str:
@@ -61,6 +61,8 @@ def topic_problem(topic: Any, originator_topic: Any) -> str | None:
     if not isinstance(topic, str):
         return "its topic is not text"
     found = _RESOLVED.get(topic)
+    if found is None and not topic.startswith(EVENT_PACKAGE):  # not imported to find out (`domain.EVENT_PACKAGE`)
+        found = _RESOLVED[topic] = ""
     if found is None:
         try:
             found = _RESOLVED[topic] = getattr(resolve_topic(topic), "__qualname__", "")

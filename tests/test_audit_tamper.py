@@ -10,6 +10,7 @@ PostgreSQL.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import UUID
@@ -303,6 +304,22 @@ def test_rewriting_a_topic_the_hash_does_not_cover_is_found(signed, capsys, what
     code, out = signed.verify(capsys)
     assert code == 1
     assert f"{signed.number}: 1 events, ALTERED at event 1" in out
+
+
+def test_a_topic_naming_a_module_outside_the_domain_is_found_and_projected_as_a_failure_without_importing_it(
+        signed, capsys):
+    """Resolving a topic imports the module it names, which runs that module's code: `tramita.__main__` runs the
+    command line (here it exited the verification, the projector and the rebuild with the arguments' error)."""
+    assert "tramita.__main__" not in sys.modules
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE {table} SET topic = 'tramita.__main__:Case.PetitionFiled' "
+                       "WHERE originator_id = ? AND originator_version = 1", stored.id_of(signed.case_id))
+    code, out = signed.verify(capsys)
+    assert code == 1 and f"{signed.number}: 1 events, ALTERED at event 1" in out
+    assert main(["rebuild"]) == 0  # every event read again
+    assert str(signed.case_id) in capsys.readouterr().err  # named among those that could not be projected
+    assert main(["project", "--once"]) == 0
+    assert "tramita.__main__" not in sys.modules
 
 
 def test_an_altered_stored_tree_is_found_and_stops_neither_the_projector_nor_the_alarm(signed, capsys):

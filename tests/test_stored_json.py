@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import enum
 import json
+import sys
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
-from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, JSONTranscoder, UUIDAsHex
+from eventsourcing.persistence import DatetimeAsISO, DecimalAsStr, JSONTranscoder, StoredEvent, UUIDAsHex
+from eventsourcing.utils import TopicError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domain.application.transcoder import DateAsISO
-from domain.application.transcoder import StoredJSONTranscoder, written_alike
+from domain.application.transcoder import DomainMapper, StoredJSONTranscoder, written_alike
 from domain.demo import seed_demo
 from domain.application import Tramita
 from tests.stores import make_app, pinned_clock
@@ -237,3 +239,14 @@ def test_a_row_orjson_would_read_otherwise_is_read_by_the_librarys_decoder(data)
 def test_text_rather_than_bytes_is_left_to_the_librarys_decoder():
     assert read(STORED, '{"a":1}') == read(LIBRARY, '{"a":1}') == "raised AttributeError"
     assert read(STORED, bytearray(b'{"a":1}')) == read(LIBRARY, bytearray(b'{"a":1}'))
+
+
+@pytest.mark.parametrize("topic", ["tramita.__main__:Case.PetitionFiled", "os:system", "", None, b"domain.case:Case"])
+def test_the_application_reads_no_event_whose_topic_names_a_module_outside_the_domain(topic):
+    """Resolving a topic imports its module: a topic a database administrator wrote is refused before that."""
+    app = make_app("memory://")
+    with pytest.raises(TopicError, match="not an event class of the domain package"):
+        app.mapper.to_domain_event(StoredEvent(uuid4(), 1, topic, b"{}"))
+    assert "tramita.__main__" not in sys.modules
+    assert isinstance(app.mapper, DomainMapper)
+

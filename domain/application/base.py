@@ -26,7 +26,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Tr
 from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
 from domain.application.pool import AggregatePool, byte_budget
-from domain.application.transcoder import DateAsISO, StoredJSONTranscoder
+from domain.application.transcoder import DateAsISO, DomainMapper, StoredJSONTranscoder
 from domain.acts import ActContext, Actor, require_date
 from domain.amendments import StatuteAmendments
 from domain.calendar import Calendar
@@ -39,7 +39,7 @@ from domain.parameters import Statute, shipped_statute
 from domain.registry import Municipality
 
 
-class SigningMapper(Mapper):
+class SigningMapper(DomainMapper):
     """Stores every event with the application's signature over its leaf entry, made when it is recorded.
 
     The signature is a stored member of the event (`signature`) that the chain hash leaves out (domain/chain.py),
@@ -197,7 +197,10 @@ class ApplicationBase(Application):
         return self._amendments.current()
 
     def construct_mapper(self) -> Mapper:
-        mapper = super().construct_mapper()
+        """The mapper that reads only the domain's event classes (`DomainMapper`), or the one the settings name
+        (`MAPPER_TOPIC`); signing what it stores when the application has a key."""
+        mapper_class = None if self.factory.env.get(self.factory.MAPPER_TOPIC) else DomainMapper
+        mapper = self.factory.mapper(transcoder=self.construct_transcoder(), mapper_class=mapper_class)
         return SigningMapper(mapper, self.signer) if self.signer is not None else mapper
 
     def construct_transcoder(self) -> Transcoder:
