@@ -57,7 +57,8 @@ def _canonical(value: Any, as_text: bool) -> Any:
     if kind in _PLAIN:  # the common cases first, by exact type
         return value
     if kind is dict:
-        return {str(key): item if type(item) in _PLAIN else _canonical(item, as_text) for key, item in value.items()}
+        return {key if type(key) is str else json_key(key): item if type(item) in _PLAIN else _canonical(item, as_text)
+                for key, item in value.items()}
     if kind is date:
         return {"$date": value.isoformat() if as_text else value}
     if kind is list:
@@ -82,10 +83,28 @@ def _tagged(value: Any) -> Any:
     if isinstance(value, UUID):
         return {"$uuid": str(value)}
     if isinstance(value, dict):
-        return {str(key): canonical_value(item) for key, item in value.items()}
+        return {json_key(key): canonical_value(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [canonical_value(item) for item in value]
     raise TypeError(f"cannot hash a value of type {type(value).__name__}: {value!r}")
+
+
+def json_key(key: Any) -> str:
+    """A dict's key as JSON writes it, as the stored event's JSON holds it (`True` as "true", `None` as "null", a
+    number as its text), so that an event hashes alike when recorded and when read back; a key of any other type
+    is refused, as JSON refuses it."""
+    if isinstance(key, str):
+        return str.__str__(key)  # a subclass's text as JSON writes it, whatever its own `__str__`
+    if key is True or key is False or key is None:
+        return _JSON_CONSTANTS[key]
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return _ENCODER.encode(key)
+    raise TypeError(f"cannot hash a key of type {type(key).__name__}: {key!r}")
+
+
+_JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
 
 
 def canonical_document(event_type: str, fields: dict[str, Any], *, as_text: bool = True) -> dict[str, Any]:
