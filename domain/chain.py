@@ -5,7 +5,8 @@ Recipe (documented in the README so that an auditor can check an export offline)
    signature over the event's log entry, added when it is stored: docs/audit.md) and `class_version` (the
    library's record of the event class's version), plus `type` (the event class's qualified name, e.g.
    `Case.PetitionFiled`); `prev_hash` is one of the fields;
-2. encode it as JSON with sorted keys, no spaces (`,` and `:`), UTF-8 (not ASCII-escaped), where a date is
+2. encode it as JSON with sorted keys (a key that is not text as JSON writes it: `true`, `null`, a number's
+   digits), no spaces (`,` and `:`), UTF-8 (not ASCII-escaped), where a date is
    `{"$date": "YYYY-MM-DD"}`, a timestamp `{"$datetime": ISO-8601}`, a decimal `{"$decimal": "1.5"}`,
    a UUID `{"$uuid": "…"}`; floats are never stored;
 3. `hash = sha256(those bytes).hexdigest()`; the first event's `prev_hash` is 64 zeros.
