@@ -172,7 +172,8 @@ def _before(builder: Any, aggregate_id: Any, version: int, touched: Touched | No
 def _move(tx: Any, target: Target, position: int) -> None:
     """Move the target's position to `position`, if it is still the one it had (else another rebuild took over)."""
     moved = tx.execute("UPDATE projection_tracking SET position = ? "
-                       "WHERE projection = ? AND position = ? AND token = ?", (position, target.tracking_name, target.position, target.token))
+                       "WHERE projection = ? AND position = ? AND token = ?",
+                       (position, target.tracking_name, target.position, target.token))
     if moved.rowcount != 1:
         raise TrackingConflict(f"{target.tracking_name}: another rebuild started since and took these side tables "
                                "over; this one swapped nothing in (the live tables are as they were)")

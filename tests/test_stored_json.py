@@ -249,4 +249,3 @@ def test_the_application_reads_no_event_whose_topic_names_a_module_outside_the_d
         app.mapper.to_domain_event(StoredEvent(uuid4(), 1, topic, b"{}"))
     assert "tramita.__main__" not in sys.modules
     assert isinstance(app.mapper, DomainMapper)
-

@@ -167,4 +167,3 @@ class DomainMapper(Mapper):
         if type(topic) is not str or not topic.startswith(EVENT_PACKAGE):
             raise TopicError(f"Failed to resolve topic {topic!r:.200}: not an event class of the domain package")
         return super().to_domain_event(stored_event)
-
