@@ -165,12 +165,12 @@ def test_a_row_the_database_refuses_leaves_that_aggregate_alone_and_is_cleared_o
 def edit_last_stored_event(app, store, topic: str, **changed) -> tuple[str, dict]:
     """What a database administrator can do: change fields of the state of the last stored event of `topic` in
     place (valid JSON still, so the event decodes and applies); the id of its aggregate and the state before."""
-    table, number = app.recorder.events_table_name, "rowid" if store.dialect == "sqlite" else "notification_id"
-    [(number, state)] = store.query(f"SELECT {number}, state FROM {table} WHERE topic = ? "
-                                    f"ORDER BY {number} DESC LIMIT 1", (topic,))
+    table, column = app.recorder.events_table_name, "rowid" if store.dialect == "sqlite" else "notification_id"
+    [(number, state)] = store.query(f"SELECT {column}, state FROM {table} WHERE topic = ? "
+                                    f"ORDER BY {column} DESC LIMIT 1", (topic,))
     with store.transaction() as tx:
-        tx.execute(f"UPDATE {table} SET state = ? WHERE {'rowid' if store.dialect == 'sqlite' else 'notification_id'}"
-                   " = ?", (json.dumps({**json.loads(bytes(state)), **changed}).encode(), number))
+        tx.execute(f"UPDATE {table} SET state = ? WHERE {column} = ?",
+                   (json.dumps({**json.loads(bytes(state)), **changed}).encode(), number))
     return str(app.recorder.select_notifications(number, 1)[0].originator_id), json.loads(bytes(state))
 
 
