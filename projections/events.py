@@ -18,6 +18,7 @@ from typing import Any
 from uuid import UUID
 
 from projections.store import Store
+from tramita.sqlite import lenient_text, readable_id, unreadable_text
 
 
 #: One stored event: (notification id, originator id as stored, originator version, topic, state).
@@ -37,11 +38,20 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
     current: Any = None
     events: list[StoredRow] = []
     after: tuple[Any, int] | None = None
+    after_row: int | None = None
+    lenient = False
     while True:
-        if after is None:
-            rows = store.query(f"SELECT {columns} {order}")
-        else:
-            rows = store.query(f"SELECT {columns} WHERE (originator_id, originator_version) > (?, ?) {order}", after)
+        if not lenient:
+            try:
+                rows = store.query(f"SELECT {columns} {order}") if after is None else store.query(
+                    f"SELECT {columns} WHERE (originator_id, originator_version) > (?, ?) {order}", after)
+            except Exception as error:
+                if not unreadable_text(error):
+                    raise
+                lenient = True  # from this page on (SQLite only: tramita/sqlite.py), ids as bytes, as CAST gives them
+                current = current.encode() if isinstance(current, str) else current
+        if lenient:
+            rows = _leniently(store, table, order, after_row)
         for row in rows:
             if row[1] != current:
                 if events:
@@ -51,9 +61,20 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
                 events.append(row)
         if len(rows) < page:
             break
-        after = (rows[-1][1], rows[-1][2])
+        after, after_row = (rows[-1][1], rows[-1][2]), rows[-1][0]
     if events:
         yield _uuid(current), events
+
+
+def _leniently(store: Store, table: str, order: str, after_row: int | None) -> list[StoredRow]:
+    """A page of SQLite's events table holding text that is not UTF-8: its text columns read as bytes and decoded
+    with U+FFFD (the originator id kept as stored, for the order), the page after the row `after_row`."""
+    columns = "rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), state"
+    after = "" if after_row is None else (
+        f"WHERE (originator_id, originator_version) > (SELECT originator_id, originator_version FROM {table} "
+        f"WHERE rowid = {int(after_row)}) ")
+    return [(n, stored_id, version, lenient_text(topic), state)
+            for n, stored_id, version, topic, state in store.query(f"SELECT {columns} FROM {table} {after}{order}")]
 
 
 def _same_database(app: Any, store: Store) -> bool:
@@ -71,7 +92,9 @@ def _same_database(app: Any, store: Store) -> bool:
 
 
 def _uuid(value: Any) -> UUID:
-    return value if isinstance(value, UUID) else UUID(value)
+    """An originator id as read: PostgreSQL's a UUID, SQLite's its text (or bytes, read leniently), an id that is
+    not a UUID as the recorder's stand-in for it (tramita/sqlite.py)."""
+    return value if isinstance(value, UUID) else readable_id(lenient_text(value))
 
 
 def _grouped_from_log(app: Any, upto: int) -> Iterator[tuple[UUID, list[StoredRow]]]:

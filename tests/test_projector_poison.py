@@ -4,6 +4,7 @@ and skipped alone, on SQLite and PostgreSQL; `tramita project`, `rebuild` and `s
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import date
 
 import pytest
@@ -197,3 +198,43 @@ def test_an_event_edited_to_hold_an_object_where_a_row_has_text_is_recorded_and_
     assert main(["rebuild"]) == 0
     assert [(f["projection"], f["aggregate_id"]) for f in projector.failures()] == [("freezes", frozen)]
     assert snapshot(projector.store) == followed
+
+
+@pytest.mark.parametrize("edit", [
+    "topic = CAST(X'ff' AS TEXT)",  # a topic that is not UTF-8
+    "originator_id = 'x' || originator_id",  # an originator id that is not a UUID
+    "originator_id = CAST(X'ff' AS TEXT)",  # an originator id that is not UTF-8
+], ids=["topic not UTF-8", "originator id not a UUID", "originator id not UTF-8"])
+def test_a_row_the_library_cannot_read_stops_neither_the_projector_nor_the_rebuild_nor_verify(tmp_path, monkeypatch,
+                                                                                             capsys, edit):
+    """SQLite's columns take any value, and the library raised on the whole page of the log holding such a row:
+    the projector and the rebuild stopped there for good, and `verify` could not read the store. PostgreSQL's
+    typed columns hold no such row."""
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
+    for variable in ("TRAMITA_SIGNING_KEY", "TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0
+    app = make_app(url, seed=False)
+    damaged = app.resolve_case("LC35-1991-0001")
+    with sqlite3.connect(tmp_path / "tramita.sqlite") as database:
+        database.execute(f"UPDATE stored_events SET {edit} WHERE originator_id = ? AND originator_version = 10",
+                         (damaged.hex,))
+    capsys.readouterr()
+
+    assert main(["project", "--once"]) == 0
+    assert str(damaged) in capsys.readouterr().err  # its events after the gap cannot be applied: named
+    store = open_store(url)
+    projector = Projector(app, store)
+    assert set(projector.positions().values()) == {app.recorder.max_notification_id()}
+    assert {"LC35-2026-0001", "LC35-2026-0003"} <= {row["number"] for row in queries.cases(store)}
+    followed = snapshot(store)
+    for batch in ([], ["--batch-size", "7"]):  # read by aggregate 7 rows a page: the damaged row inside a page
+        assert main(["rebuild", *batch]) == 0
+        assert str(damaged) in capsys.readouterr().err
+        assert snapshot(store) == followed
+    store.close()
+
+    assert main(["verify"]) == 1
+    assert "ALTERED: LC35-1991-0001, event 1" in capsys.readouterr().out.split("VERDICT")[1]  # event 10 or 11
+

@@ -33,6 +33,14 @@ from the library's pool: taking a connection from the pool and giving it back co
 The connection is the thread's alone, in autocommit mode, so each read is its own transaction on the file's last
 committed state, as before. It is closed when its thread ends or the store closes; a process forked with one
 opens its own and never touches the parent's.
+
+SQLite's columns take any value, so a database administrator can leave a row the library cannot read: an
+originator id that is not a UUID, a topic or an id that is not UTF-8 text. The library then raises on the whole
+page of the log, and every reader of the log (the projector, the rebuild, `tramita verify`) would stop at that row
+for good. Such a row is read here as what it holds: its text decoded with U+FFFD for what is not UTF-8, and an
+originator id that is not a UUID as a stand-in id (`readable_id`), the same every time, that names no aggregate.
+The row is then an unreadable aggregate's event of its own, and its real aggregate lacks it: a gap that the
+projector records as that aggregate's failure and `verify` names. PostgreSQL's typed columns hold no such row.
 """
 
 from __future__ import annotations
@@ -45,10 +53,10 @@ import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing import persistence
-from eventsourcing.persistence import InterfaceError, StoredEvent
+from eventsourcing.persistence import InterfaceError, Notification, StoredEvent
 from eventsourcing.sqlite import (
     SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore,
     SQLiteFactory,
@@ -230,6 +238,30 @@ class StatementCachingFactory(SQLiteFactory):
         library.close()
 
 
+#: The namespace of the stand-in ids of originator ids that are not UUIDs (`readable_id`).
+UNREADABLE_IDS = uuid5(NAMESPACE_URL, "https://tramita.example/unreadable-originator-id")
+
+
+def readable_id(stored: Any) -> UUID:
+    """An originator id as SQLite stores it (text of 32 hex digits), as a UUID; anything else (the module's
+    docstring) as a stand-in id made from what is stored, the same every time, which names no aggregate."""
+    try:
+        return UUID(stored)
+    except (ValueError, TypeError, AttributeError):
+        return uuid5(UNREADABLE_IDS, repr(stored))
+
+
+def lenient_text(stored: Any) -> Any:
+    """A text column read as bytes (`CAST(... AS BLOB)`), decoded with U+FFFD where it is not UTF-8; NULL as None."""
+    return stored.decode("utf-8", "replace") if isinstance(stored, bytes) else stored
+
+
+def unreadable_text(error: BaseException) -> bool:
+    """Is this sqlite3's (or the library's translation of its) refusal to read a text value that is not UTF-8?"""
+    return isinstance(error, (sqlite3.OperationalError, persistence.OperationalError)) \
+        and "Could not decode to UTF-8" in str(error)
+
+
 class OneStatementReadsRecorder(SQLiteApplicationRecorder):
     """The library's SQLite application recorder, whose reads of an aggregate's events are one statement and whose
     saves take turns (the module's docstring)."""
@@ -247,29 +279,71 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
 
     def select_events(self, originator_id: UUID | str, *, gt: int | None = None, lte: int | None = None,
                       desc: bool = False, limit: int | None = None) -> Sequence[StoredEvent]:
-        statement = self.select_events_statement  # the library's statement, built as the library builds it
+        conditions = ""  # the library's statement, built as the library builds it
         params: list[Any] = [originator_id.hex if isinstance(originator_id, UUID) else originator_id]
         if gt is not None:
-            statement += "AND originator_version>? "
+            conditions += "AND originator_version>? "
             params.append(gt)
         if lte is not None:
-            statement += "AND originator_version<=? "
+            conditions += "AND originator_version<=? "
             params.append(lte)
-        statement += "ORDER BY originator_version " + ("ASC " if desc is False else "DESC ")
+        conditions += "ORDER BY originator_version " + ("ASC " if desc is False else "DESC ")
         if limit is not None:
-            statement += "LIMIT ? "
+            conditions += "LIMIT ? "
             params.append(limit)
+        try:
+            rows = self._rows(self.select_events_statement + conditions, params)
+        except persistence.OperationalError as error:  # a topic that is not UTF-8: read again (module's docstring)
+            if not unreadable_text(error):
+                raise
+            rows = [(*row[:2], lenient_text(row[2]), row[3]) for row in self._rows(
+                f"SELECT originator_id, originator_version, CAST(topic AS BLOB), state FROM {self.events_table_name} "
+                f"WHERE originator_id=? {conditions}", params)]
+        convert = self.convert_originator_id
+        return [StoredEvent(originator_id=convert(row[0]), originator_version=row[1], topic=row[2], state=row[3])
+                for row in rows]
+
+    def _rows(self, statement: str, params: list[Any]) -> list[Any]:
+        """The statement's rows, read on the thread's own connection (or, in memory, one from the pool)."""
         readers = getattr(self.datastore, "readers", None)
         if readers is None:  # in memory, or on a datastore of the library's: a connection from its pool
             with self.datastore.get_connection(commit=False) as connection, _translated(), connection.cursor() as c:
                 c.execute(statement, params)
-                rows = [tuple(row) for row in c.fetchall()]
-        else:
-            with _translated():
-                rows = readers.connection().execute(statement, params).fetchall()
-        convert = self.convert_originator_id
-        return [StoredEvent(originator_id=convert(row[0]), originator_version=row[1], topic=row[2], state=row[3])
-                for row in rows]
+                return [tuple(row) for row in c.fetchall()]
+        with _translated():
+            return readers.connection().execute(statement, params).fetchall()
+
+    def convert_originator_id(self, originator_id: str) -> UUID | str:
+        """The library's conversion; an id that is not a UUID as its stand-in (`readable_id`)."""
+        return readable_id(originator_id) if self.datastore.originator_id_type == "uuid" else originator_id
+
+    def select_notifications(self, start: int | None, limit: int, stop: int | None = None,
+                             topics: Sequence[str] = (), *, inclusive_of_start: bool = True) -> Sequence[Notification]:
+        """The library's read of the log; a page holding text that is not UTF-8 read again with its text columns
+        decoded leniently (the module's docstring)."""
+        try:
+            return super().select_notifications(start, limit, stop, topics, inclusive_of_start=inclusive_of_start)
+        except persistence.OperationalError as error:
+            if not unreadable_text(error):
+                raise
+        clauses, params = [], []
+        if start is not None:
+            clauses.append("rowid>=?" if inclusive_of_start else "rowid>?")
+            params.append(start)
+        if stop is not None:
+            clauses.append("rowid<=?")
+            params.append(stop)
+        if topics:
+            clauses.append(f"topic IN ({','.join('?' * len(topics))})")
+            params.extend(topics)
+        statement = (f"SELECT rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), state "
+                     f"FROM {self.events_table_name} {'WHERE ' + ' AND '.join(clauses) if clauses else ''} "
+                     "ORDER BY rowid LIMIT ?")
+        with self.datastore.get_connection(commit=False) as connection, _translated(), connection.cursor() as c:
+            c.execute(statement, [*params, limit])
+            rows = c.fetchall()
+        return [Notification(id=row[0], originator_id=self.convert_originator_id(lenient_text(row[1])),
+                             originator_version=row[2], topic=lenient_text(row[3]), state=row[4]) for row in rows]
 
 
 @contextmanager
