@@ -193,10 +193,21 @@ def alerting_deadlines_due_by(store: Store, day: date) -> list[dict[str, Any]]:
 ALERTING_DUE_BY = "SELECT * FROM deadlines WHERE alerts_due_on <= ? ORDER BY alerts_due_on"
 
 
-def breached_requisitions(store: Store) -> list[tuple[str, str]]:
-    """Art. 10 §1: (case id, requisition) of every requisition a body refused (a breach; few, and never undone)."""
-    rows = store.query("SELECT case_id, breaches FROM cases WHERE breaches IS NOT NULL")
-    return [(case_id, requisition) for case_id, breaches in rows for requisition in json.loads(breaches)]
+def breached_requisitions(store: Store) -> list[tuple[str, str | None]]:
+    """Art. 10 §1: (case id, requisition) of every requisition a body refused (a breach; few, and never undone);
+    (case id, None) for a row whose breaches are not the list of text the projector writes (an administrator's
+    edit), which the case itself must judge."""
+    found: list[tuple[str, str | None]] = []
+    for case_id, breaches in store.query("SELECT case_id, breaches FROM cases WHERE breaches IS NOT NULL"):
+        try:
+            requisitions = json.loads(breaches)
+        except (TypeError, ValueError):
+            requisitions = None
+        if type(requisitions) is list and all(type(requisition) is str for requisition in requisitions):
+            found += [(case_id, requisition) for requisition in requisitions]
+        else:
+            found.append((case_id, None))
+    return found
 
 
 def undelivered_alerts(store: Store, limit: int = 10_000, *, system: bool = False) -> list[dict[str, Any]]:

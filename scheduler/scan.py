@@ -62,16 +62,25 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
     today = app.system_context(actor).today
     rows = queries.alerting_deadlines_due_by(store, today + timedelta(days=max(thresholds)))
     wanted: dict[str, str] = {}  # alert id -> case id
+    judged_whole: set[str] = set()  # cases with a row the read models hold wrong: the case itself decides
     for row in rows:
-        deadline = {"closed_by": row["closed_by"], "status": row["status"],
-                    "due_on": date.fromisoformat(row["due_on"])}
-        kind = alert_due(deadline, today, thresholds)
+        try:
+            deadline = {"closed_by": row["closed_by"], "status": row["status"],
+                        "due_on": date.fromisoformat(row["due_on"])}
+            kind = alert_due(deadline, today, thresholds)
+        except (TypeError, ValueError):  # a due day that is no date (an administrator's edit): not a scan's end
+            judged_whole.add(row["case_id"])
+            continue
         if kind is not None:
             wanted[str(Alert.id_for(row["case_id"], row["deadline"], kind))] = row["case_id"]
     for case_id, requisition in queries.breached_requisitions(store):  # Art. 10 §1: each breach alerted once
-        wanted[str(Alert.id_for(case_id, f"requisition-answer:{requisition}", BREACH))] = case_id
+        if requisition is None:
+            judged_whole.add(case_id)
+        else:
+            wanted[str(Alert.id_for(case_id, f"requisition-answer:{requisition}", BREACH))] = case_id
     recorded = queries.recorded_alert_ids(store, list(wanted))
-    cases = sorted({case_id for alert_id, case_id in wanted.items() if alert_id not in recorded})
+    cases = sorted({str(case_id) for alert_id, case_id in wanted.items() if alert_id not in recorded}
+                   | {str(case_id) for case_id in judged_whole})
     raised: list[UUID] = []
     unreadable: list[tuple[str, str]] = []
     for case_id in cases:

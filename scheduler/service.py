@@ -25,7 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
+
+from eventsourcing.persistence import PersistenceError
 
 from audit.log import TamperAlarm
 from audit.service import Audit
@@ -33,6 +36,7 @@ from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
 from projections.cache import cache_bytes
+from projections.failures import describe
 from projections.projector import Projector
 from projections.store import Store
 from scheduler.config import SchedulerConfig
@@ -88,7 +92,18 @@ class Scanner:
         rows = queries.undelivered_alerts(self.store, system=True)
         new = [row["alert_id"] for row in rows if row["alert_id"] not in self.handed]
         self.handed.update(new)
-        return [self.app.get_alert(UUID(alert_id)) for alert_id in new]
+        return [alert for alert in map(self._alert, new) if alert is not None]
+
+    def _alert(self, alert_id: Any) -> Alert | None:
+        """The alert of an alerts row; None, logged, for a row of no alert recorded (an administrator's edit to the
+        read models: the alerts themselves are events, and the scan judges their cases whole)."""
+        try:
+            return self.app.get_alert(UUID(str(alert_id)))
+        except PersistenceError:
+            raise
+        except Exception as error:
+            self.log("alert-unreadable", alert_id=str(alert_id), error=describe(error))
+            return None
 
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's
@@ -103,12 +118,12 @@ class Scanner:
         if self.webhook is None:
             return queued
         rows = queries.undelivered_alerts(self.store)
-        for row in rows:
-            alert = self.app.get_alert(UUID(row["alert_id"]))
+        alerts = [(row["alert_id"], alert) for row in rows if (alert := self._alert(row["alert_id"])) is not None]
+        for alert_id, alert in alerts:
             self.webhook.submit(alert.id, alert_fields(alert))
             if alert.case_id is None:
-                self.handed.add(row["alert_id"])
-        return queued + len(rows)
+                self.handed.add(alert_id)
+        return queued + len(alerts)
 
 
 @dataclass

@@ -238,3 +238,30 @@ def test_a_row_the_library_cannot_read_stops_neither_the_projector_nor_the_rebui
     assert main(["verify"]) == 1
     assert "ALTERED: LC35-1991-0001, event 1" in capsys.readouterr().out.split("VERDICT")[1]  # event 10 or 11
 
+
+#: The demo's alerts at the first scan: the TRE's and the IBGE's missed answers, and the IBGE's refusal (Art. 10).
+DEMO_ALERTS = [("LC35-2026-0003", "ibge", "breach"), ("LC35-2026-0003", "ibge", "missed"),
+               ("LC35-2026-0003", "tre", "missed")]
+
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE deadlines SET due_on = 'soon' WHERE deadline = 'requisition-answer:R1'",
+    "UPDATE deadlines SET due_on = NULL WHERE deadline = 'requisition-answer:R1'",
+    "UPDATE cases SET breaches = 'oops' WHERE breaches IS NOT NULL",
+    "UPDATE cases SET breaches = '5' WHERE breaches IS NOT NULL",
+    "INSERT INTO alerts (alert_id, raised_at) VALUES ('11111111-1111-1111-1111-111111111111', '2026-01-01')",
+    "INSERT INTO alerts (alert_id, raised_at) VALUES ('not-an-id', '2026-01-01')",
+], ids=["due day not a date", "due day null", "breaches not JSON", "breaches not a list", "alert row of no alert",
+        "alert row not an id"])
+def test_a_read_model_row_edited_wrong_stops_no_scan_and_its_case_is_judged_whole(demo, capsys, edit):
+    """The scan read such a row and raised: every scan failed, and the resident scheduler exited at start-up."""
+    _, projector, _ = demo
+    assert main(["project", "--once"]) == 0
+    with projector.store.transaction() as tx:
+        tx.execute(edit)
+    lines = scheduler_lines(capsys)
+    assert [line["event"] for line in lines if line["event"] == "scan"] == ["scan"]
+    assert sorted((a["case_number"], a["who"], a["kind"]) for a in lines if a["event"] == "alert") == DEMO_ALERTS
+    unreadable = [line["alert_id"] for line in lines if line["event"] == "alert-unreadable"]
+    assert unreadable == ([] if "INSERT" not in edit else [edit.split("'")[1]])
+
