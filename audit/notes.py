@@ -248,11 +248,18 @@ def open_checkpoint(note: str, verifier: Verifier) -> Checkpoint:
 
 def entry_of(originator_id: UUID, version: int, chain_hash: str) -> bytes:
     """An event's 56-byte leaf entry: its aggregate id (16 bytes, `UUID.bytes`) ‖ its version (8 bytes, unsigned
-    big-endian) ‖ its chain hash (32 bytes). A hash that is not 64 hex digits counts as 32 zero bytes."""
+    big-endian) ‖ its chain hash (32 bytes). A hash that is not 64 hex digits counts as 32 zero bytes; a version
+    that 8 unsigned bytes cannot hold (a row an administrator inserted with version -1, or wrote as text) as eight
+    0xFF bytes: the event still takes its leaf, and verification names it."""
     try:
         digest = bytes.fromhex(chain_hash)
     except (TypeError, ValueError):
         digest = b""
     if len(digest) != 32:
         digest = ZERO_HASH
-    return originator_id.bytes + version.to_bytes(8, "big") + digest
+    held = type(version) is int and 0 <= version < 2 ** 64
+    return originator_id.bytes + (version.to_bytes(8, "big") if held else UNWRITABLE_VERSION) + digest
+
+
+#: The leaf entry's version of an event whose version 8 unsigned bytes cannot hold (`entry_of`).
+UNWRITABLE_VERSION = b"\xff" * 8

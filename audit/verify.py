@@ -115,6 +115,9 @@ class _Head:
     label: str
     events: int = 1
     broken: bool = False
+    highest: int = 0
+    """The highest version stored (the last one read is not it when events were reordered or one was inserted
+    with a lower version)."""
 
 
 def gather_checkpoints(log: AuditLog | None, external: Iterable[tuple[str, str]], verifier: Verifier | None,
@@ -277,6 +280,8 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict:
         head.broken = True
         verdict.add(Finding("altered", problem, str(aggregate_id), label, version, read.event_type, head.events))
     head.version, head.hash = version, read.hash
+    if type(version) is int and version > head.highest:
+        head.highest = version
     return read
 
 
@@ -382,10 +387,10 @@ class _CacheReader:
             if head is None:
                 verdict.add(Finding("deleted", f"{label}: all of its {count} logged events were deleted from the "
                                     "store", originator_id, label))
-            elif int(logged_version) > head.version:
-                verdict.add(Finding("deleted", f"{label}: its events {head.version + 1}..{logged_version} were "
+            elif int(logged_version) > head.highest:
+                verdict.add(Finding("deleted", f"{label}: its events {head.highest + 1}..{logged_version} were "
                                     f"logged and are no longer stored (its last events were deleted; the store "
-                                    f"ends at event {head.version})", originator_id, label, head.version + 1))
+                                    f"ends at event {head.highest})", originator_id, label, head.highest + 1))
 
 
 def verify_receipt(app: Any, note: str, verifier: Verifier) -> list[str]:

@@ -322,6 +322,22 @@ def test_a_topic_naming_a_module_outside_the_domain_is_found_and_projected_as_a_
     assert "tramita.__main__" not in sys.modules
 
 
+def test_an_event_inserted_with_version_minus_one_is_named_and_stops_neither_the_projector_nor_verify(signed,
+                                                                                                    capsys):
+    """Its leaf entry wrote the version in 8 unsigned bytes, and raised: the projector (which appends the tree),
+    the scan and `verify` all stopped on it, every time."""
+    with StoredEvents(signed.url) as stored:
+        [(topic, state)] = stored.execute("SELECT topic, state FROM {table} WHERE originator_id = ? AND "
+                                          "originator_version = 12", stored.id_of(signed.case_id))
+        stored.execute("INSERT INTO {table} (originator_id, originator_version, topic, state) VALUES (?, -1, ?, ?)",
+                       stored.id_of(signed.case_id), topic, bytes(state))
+    assert main(["project", "--once"]) == 0
+    assert str(signed.case_id) in capsys.readouterr().err  # named among those that could not be projected
+    code, out = signed.verify(capsys)
+    assert code == 1 and f"ALTERED: {signed.number}, event -1" in out
+    assert "DELETED" not in out  # every logged event is still stored: the inserted one is not the case's last
+
+
 def test_an_altered_stored_tree_is_found_and_stops_neither_the_projector_nor_the_alarm(signed, capsys):
     with StoredEvents(signed.url) as stored:
         stored.execute("DELETE FROM audit_nodes WHERE level = 0 AND idx > 100")
