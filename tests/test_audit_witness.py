@@ -4,11 +4,13 @@ next signing."""
 
 from __future__ import annotations
 
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from audit import witness
 from audit.log import AuditLog
 from audit.notes import Signer
 from audit.service import Audit
@@ -97,6 +99,34 @@ def test_a_witness_url_receives_each_checkpoint_and_a_redirect_is_a_failed_deliv
         assert audit.log.unwitnessed(f"url:{receiver.url}") == []
     finally:
         receiver.close()
+
+
+def test_a_witness_url_that_dribbles_its_answer_is_a_failed_delivery_at_the_timeout(monkeypatch):
+    """urllib's timeout is for each read of the socket: a witness sending its answer a byte at a time held the
+    delivery (and the scheduler's start, which hands checkpoints over before its first scan) as long as it liked."""
+    monkeypatch.setattr(witness, "TIMEOUT", 1.0)
+    listener = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def dribble() -> None:  # a valid 200 answer, one byte at a time, each long enough after the other
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 40 + b"\r\nContent-Length: 0\r\n\r\n":
+                if done.wait(0.5):
+                    return
+                try:
+                    connection.send(bytes([byte]))
+                except OSError:
+                    return
+
+    threading.Thread(target=dribble, daemon=True).start()
+    try:
+        with pytest.raises(WitnessError, match="no answer within 1 s"):
+            UrlWitness(f"http://127.0.0.1:{listener.getsockname()[1]}/checkpoints").deliver(1, "note\n")
+    finally:
+        done.set()
+        listener.close()
 
 
 def test_witnesses_are_configured_by_folder_and_url_and_a_bad_url_is_refused_by_name(tmp_path):
