@@ -89,7 +89,7 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
                            headers={"Content-Type": "application/json", "User-Agent": "tramita-scheduler",
                                     **headers})
         status = connection.getresponse().status
-    except (OSError, http.client.HTTPException) as error:
+    except (OSError, http.client.HTTPException, UnicodeError) as error:  # UnicodeError: a name IDNA cannot encode
         # The socket's own timeout (`timeout` on each read or write) can run out before the watchdog's thread
         # gets its turn on a busy machine: the same missing answer, told the same way.
         timed_out = isinstance(error, TimeoutError)
@@ -168,7 +168,11 @@ class Webhook:
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
-            self.deliver(*item)
+            try:
+                self.deliver(*item)
+            except Exception as failure:  # noqa: BLE001 - the worker lives on: the next start delivers it again
+                self.log("delivery-unrecorded", alert_id=str(item[0]), error=f"{type(failure).__name__}: {failure}",
+                         **self.named)
 
     def pause(self, attempt: int) -> float:
         """Seconds to wait after the failed try `attempt` (1, 2, ...): full jitter under the capped doubling."""

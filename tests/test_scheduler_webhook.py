@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from uuid import uuid4
 
 import pytest
 from standardwebhooks import Webhook as Verifier
@@ -26,7 +27,7 @@ from scheduler.jsonlog import alert_fields
 from scheduler.leader import NoLeadership
 from scheduler.scan import SCHEDULER, scan
 from scheduler.service import Scanner, run
-from scheduler.webhook import Webhook, post_signed
+from scheduler.webhook import DeliveryError, Webhook, post_signed
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 
@@ -286,6 +287,33 @@ def test_a_receiver_silent_past_the_sockets_own_timeout_is_told_as_no_answer_wit
         post_signed(receiver.url, b"{}", {}, timeout=0.5)
     assert held_back.is_set()
     assert str(failure.value) == "no answer within 0.5 s"
+
+
+def test_a_host_name_no_address_can_have_is_a_failed_try_not_an_error():
+    """A label of 64 characters passes the address check; connecting to it raised UnicodeError (IDNA)."""
+    with pytest.raises(DeliveryError, match="UnicodeError"):
+        post_signed("http://" + "a" * 64 + ".example.com/hook", b"{}", {}, timeout=5)
+
+
+def test_an_unforeseen_error_in_one_delivery_leaves_the_worker_delivering_the_next_ones():
+    """The worker thread ended on any error but a refused try: every later alert of its queue stayed queued,
+    with no record and no log line."""
+    delivered, lines = [], []
+
+    def post(url: str, body: bytes, headers: dict) -> None:
+        if not delivered:
+            delivered.append(None)
+            raise RuntimeError("a receiver no one foresaw")
+        delivered.append(json.loads(body)["n"])
+
+    webhook = Webhook("http://receiver.example/hook", lambda *recorded: None, tries=1, secret=SECRET, post=post,
+                      log=lambda event, **fields: lines.append((event, fields.get("error"))))
+    first, second = uuid4(), uuid4()
+    webhook.submit(first, {"n": 1})
+    webhook.submit(second, {"n": 2})
+    assert webhook.close(timeout=60)
+    assert delivered == [None, 2]
+    assert lines == [("delivery-unrecorded", "RuntimeError: a receiver no one foresaw"), ("delivered", None)]
 
 
 def test_the_pause_between_tries_doubles_up_to_the_cap_and_is_drawn_below_it():
