@@ -109,7 +109,13 @@ class AuditLog:
     def state(self) -> tuple[int, int]:
         """(tree size, last notification id appended)."""
         rows = self.store.query("SELECT size, position FROM audit_state WHERE id = 1")
-        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+        if not rows:
+            return 0, 0
+        size, position = rows[0]
+        if type(size) is not int or type(position) is not int or size < 0 or position < 0:
+            raise TreeDamaged(f"the tree's state is not two counts (size {str(size)[:40]!r}, position "
+                              f"{str(position)[:40]!r})")
+        return size, position
 
     @property
     def size(self) -> int:

@@ -27,16 +27,26 @@ def missing(level: int, index: int) -> merkle.ProofError:
     return merkle.ProofError(f"the stored tree has no node ({level}, {index}): it was altered or cut")
 
 
+def stored_hash(value: object) -> bytes | None:
+    """A node's stored hash, when it is 32 bytes; None for anything else an administrator can write there (text,
+    a number: `bytes(10**10)` would make ten gigabytes of zeros)."""
+    if isinstance(value, (bytes, bytearray, memoryview)) and len(value) == 32:
+        return bytes(value)
+    return None
+
+
 def read_one(store: Store, level: int, index: int) -> bytes:
-    """One stored node; ProofError when the table does not hold it."""
+    """One stored node; ProofError when the table does not hold it, or holds no 32-byte hash there."""
     rows = store.query("SELECT hash FROM audit_nodes WHERE level = ? AND idx = ?", (level, index))
-    if not rows:
+    digest = stored_hash(rows[0][0]) if rows else None
+    if digest is None:
         raise missing(level, index)
-    return bytes(rows[0][0])
+    return digest
 
 
 def read(store: Store, positions: Iterable[Position]) -> dict[Position, bytes]:
-    """The stored nodes at `positions` that the table holds (a missing one is simply absent)."""
+    """The stored nodes at `positions` that the table holds (a missing one, or one that is no 32-byte hash, is
+    simply absent)."""
     by_level: dict[int, list[int]] = {}
     for level, index in set(positions):
         by_level.setdefault(level, []).append(index)
@@ -47,7 +57,8 @@ def read(store: Store, positions: Iterable[Position]) -> dict[Position, bytes]:
             chunk = indexes[start:start + CHUNK]
             rows = store.query(f"SELECT idx, hash FROM audit_nodes WHERE level = ? AND idx IN "
                                f"({', '.join('?' * len(chunk))})", (level, *chunk))
-            found.update(((level, int(index)), bytes(digest)) for index, digest in rows)
+            found.update(((level, int(index)), digest) for index, stored in rows
+                         if (digest := stored_hash(stored)) is not None)
     return found
 
 

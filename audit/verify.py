@@ -24,7 +24,7 @@ from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.log import AuditLog
+from audit.log import AuditLog, TreeDamaged
 from audit.notes import NoteError, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.reading import StoredRead, read_stored
 from audit.receipts import open_receipt
@@ -288,7 +288,12 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict:
 def _check_stored_tree(log: AuditLog, signed: dict[int, bytes], verdict: Verdict) -> None:
     """The stored tree (the cache proofs and new checkpoints are made from) against what was rebuilt: its state
     agrees with its leaf records, and its root at each checkpoint the events match is the signed one."""
-    size, _ = log.state()
+    try:
+        size, _ = log.state()
+    except TreeDamaged as damaged:
+        verdict.add(Finding("tree", f"the stored tree was altered: {damaged}: proofs and new checkpoints cannot be "
+                            "made from it"))
+        return
     count, top = log.store.query("SELECT COUNT(*), MAX(leaf_index) FROM audit_leaves")[0]
     if int(count) != size or (count and int(top) != size - 1):
         verdict.add(Finding("tree", f"the stored tree was altered: its state says {size} leaves, {count} leaf records "
@@ -327,7 +332,10 @@ class _CacheReader:
 
     def __init__(self, log: AuditLog | None) -> None:
         self.log = log if log is not None and log.exists() else None
-        self.size = self.log.size if self.log else 0
+        try:
+            self.size = self.log.size if self.log else 0
+        except TreeDamaged:  # its state altered: `_check_stored_tree` names it; no leaf record is compared
+            self.size = 0
         self._buffer: list[Any] = []
         self._offset = 0
         self.divergence: int | None = None
@@ -359,8 +367,11 @@ class _CacheReader:
                                 f"logged (logged hash {logged_hash[:12]}…, now {chain_hash[:12]}…)",
                                 logged_id, head.label, logged_version))
             return
-        logged_uuid = UUID(logged_id)
-        logged = heads[logged_uuid].label if logged_uuid in heads else logged_id
+        try:
+            logged_uuid: UUID | None = UUID(str(logged_id))
+        except ValueError:  # the leaf record itself altered: named as it is stored
+            logged_uuid = None
+        logged = heads[logged_uuid].label if logged_uuid in heads else str(logged_id)[:80]
         if notification.id > logged_notification:
             kind, message = "deleted", (f"leaf {index} was logged as event {logged_version} of {logged}, which the "
                                         "store no longer holds there: events were deleted from the store")
@@ -381,13 +392,19 @@ class _CacheReader:
         rows = self.log.store.query("SELECT originator_id, MAX(originator_version), COUNT(*) FROM audit_leaves "
                                     "GROUP BY originator_id")
         for originator_id, logged_version, count in rows:
-            aggregate_id = UUID(originator_id)
+            try:
+                aggregate_id, logged_version = UUID(str(originator_id)), int(logged_version)
+            except (TypeError, ValueError):
+                verdict.add(Finding("tree", f"the stored tree's leaf records were altered: {str(originator_id)[:80]!r} "
+                                    f"event {str(logged_version)[:40]!r} names no event: proofs and new checkpoints "
+                                    "cannot be made from it"))
+                continue
             head = heads.get(aggregate_id)
             label = labels.get(originator_id) or (head.label if head else originator_id)
             if head is None:
                 verdict.add(Finding("deleted", f"{label}: all of its {count} logged events were deleted from the "
                                     "store", originator_id, label))
-            elif int(logged_version) > head.highest:
+            elif logged_version > head.highest:
                 verdict.add(Finding("deleted", f"{label}: its events {head.highest + 1}..{logged_version} were "
                                     f"logged and are no longer stored (its last events were deleted; the store "
                                     f"ends at event {head.highest})", originator_id, label, head.highest + 1))

@@ -10,6 +10,7 @@ PostgreSQL.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,17 @@ class Signed:
 
 @pytest.fixture
 def signed(database_url, tmp_path, monkeypatch, capsys) -> Signed:
+    return _signed(database_url, tmp_path, monkeypatch, capsys)
+
+
+@pytest.fixture
+def signed_sqlite(tmp_path, monkeypatch, capsys) -> Signed:
+    """`signed` on SQLite only, whose columns take a value of any type."""
+    return _signed(f"sqlite:///{tmp_path / 'tramita.sqlite'}", tmp_path, monkeypatch, capsys)
+
+
+def _signed(database_url: str, tmp_path: Path, monkeypatch, capsys) -> Signed:  # noqa: ANN001
+    """A store with the demo's 1992 creation, a token issued and revoked, projected and checkpointed."""
     key = tmp_path / "keys" / "signing.key"
     for variable in ("TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR", "TRAMITA_WITNESS_URL"):
         monkeypatch.delenv(variable, raising=False)
@@ -336,6 +348,25 @@ def test_an_event_inserted_with_version_minus_one_is_named_and_stops_neither_the
     code, out = signed.verify(capsys)
     assert code == 1 and f"ALTERED: {signed.number}, event -1" in out
     assert "DELETED" not in out  # every logged event is still stored: the inserted one is not the case's last
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE audit_state SET size = 'abc'",
+    "UPDATE audit_nodes SET hash = 'hello' WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
+    "UPDATE audit_nodes SET hash = 10000000000 WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
+    "UPDATE audit_leaves SET originator_id = 'garbage' WHERE leaf_index = 5",
+    "UPDATE audit_leaves SET originator_version = 'x' WHERE leaf_index = 5",
+], ids=["state not a count", "node hash text", "node hash a number", "leaf id not a UUID", "leaf version text"])
+def test_a_value_of_another_type_in_the_stored_tree_is_named_and_stops_neither_verify_nor_the_projector(
+        signed_sqlite, capsys, sql):
+    """SQLite's columns take any value: each of these crashed `verify` and the projector, and the number made
+    `bytes(10000000000)`, ten gigabytes."""
+    with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
+        database.execute(sql)
+    code, out = signed_sqlite.verify(capsys)
+    assert code == 1 and "TREE: the stored tree" in out and "Traceback" not in out
+    signed_sqlite.app().issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    assert main(["project", "--once"]) == 0  # the read models carry on
 
 
 def test_an_altered_stored_tree_is_found_and_stops_neither_the_projector_nor_the_alarm(signed, capsys):
