@@ -24,8 +24,10 @@ at most once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import PersistenceError
@@ -91,3 +93,17 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
         except Exception as error:  # an event of the case that no longer applies: judge the others
             unreadable.append((case_id, describe(error)))
     return ScanResult(today, len(rows), len(cases), [app.get_alert(alert_id) for alert_id in raised], unreadable)
+
+
+def readable_alert(app: Tramita, alert_id: Any, log: Callable[..., None]) -> Alert | None:
+    """The alert an alerts row names; None, logged as `alert-unreadable`, for a row that names no alert recorded
+    (an administrator's edit to the read models: the alerts themselves are events, and the scan judges their cases
+    whole), so that one such row holds up no delivery."""
+    try:
+        return app.get_alert(UUID(str(alert_id)))
+    except PersistenceError:  # the store's trouble: the caller's to see
+        raise
+    except Exception as error:  # noqa: BLE001 - see the docstring
+        log("alert-unreadable", alert_id=str(alert_id), error=describe(error))
+        return None
+

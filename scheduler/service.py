@@ -26,9 +26,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
-
-from eventsourcing.persistence import PersistenceError
 
 from audit.log import TamperAlarm
 from audit.service import Audit
@@ -36,13 +33,12 @@ from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
 from projections.cache import cache_bytes
-from projections.failures import describe
 from projections.projector import Projector
 from projections.store import Store
 from scheduler.config import SchedulerConfig
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
-from scheduler.scan import SCHEDULER, ScanResult, scan
+from scheduler.scan import SCHEDULER, ScanResult, readable_alert, scan
 from scheduler.subscribers import Subscribers
 from scheduler.webhook import Webhook
 
@@ -95,15 +91,7 @@ class Scanner:
         return [alert for alert in map(self._alert, new) if alert is not None]
 
     def _alert(self, alert_id: Any) -> Alert | None:
-        """The alert of an alerts row; None, logged, for a row of no alert recorded (an administrator's edit to the
-        read models: the alerts themselves are events, and the scan judges their cases whole)."""
-        try:
-            return self.app.get_alert(UUID(str(alert_id)))
-        except PersistenceError:
-            raise
-        except Exception as error:
-            self.log("alert-unreadable", alert_id=str(alert_id), error=describe(error))
-            return None
+        return readable_alert(self.app, alert_id, self.log)
 
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's

@@ -27,7 +27,7 @@ from domain.subscriptions import Subscription, internal_allowed
 from projections import queries
 from projections.store import Store
 from scheduler.jsonlog import Log, alert_fields
-from scheduler.scan import SCHEDULER
+from scheduler.scan import SCHEDULER, readable_alert
 from scheduler.webhook import Webhook, post_signed
 
 
@@ -89,7 +89,9 @@ class Subscribers:
         for subscription_id, (subscription, webhook) in self.workers.items():
             for row in queries.undelivered_to(self.store, subscription_id, subscription.created_at.astimezone(timezone.utc).isoformat()):
                 if subscription.matches(row):
-                    alert = self.app.get_alert(UUID(row["alert_id"]))
+                    alert = readable_alert(self.app, row["alert_id"], self.log)
+                    if alert is None:
+                        continue
                     webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
                     queued += 1
         return queued

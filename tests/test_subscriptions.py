@@ -5,6 +5,7 @@ feed at a secret address (domain/subscriptions.py, docs/scheduler.md, docs/api.m
 from __future__ import annotations
 
 import base64
+import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
@@ -102,6 +103,28 @@ def test_each_body_receives_only_the_alerts_it_must_act_on_each_signed_with_its_
     listed = api.get("/subscriptions", role="ibge").get_json()
     assert [(s["id"], s["deliveries"]) for s in listed["items"]] == [(ibge["id"], {"delivered": 1})]
     assert "secret" not in listed["items"][0]  # shown once, when made
+
+
+def test_a_subscription_whose_events_were_altered_stops_neither_the_others_delivery_nor_the_scan(api, tmp_path):
+    """Every scan reads every subscription: one whose first event no longer decoded (an administrator's edit) made
+    each scan fail, and the resident scheduler exit at start-up."""
+    requisitions(api, TARAUACA, ("ibge", "tre"))
+    altered_hook, tre_hook = Server([200]), Server([200])
+    try:
+        api.clock.now = SUBSCRIBED
+        altered = subscribe(api, "ibge", altered_hook.url)
+        tre = subscribe(api, "tre", tre_hook.url)
+        with sqlite3.connect(tmp_path / "api.sqlite") as database:
+            database.execute("UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = 1",
+                             (b"{", uuid.UUID(altered["id"]).hex))
+        lines: list = []
+        assert scheduler_once(api, lines) == 0
+    finally:
+        altered_hook.close()
+        tre_hook.close()
+    assert [event for event, _ in lines].count("scan") == 1
+    assert len(tre_hook.requests) == 1 and altered_hook.requests == []
+    assert [s.id for s in api.app.all_subscriptions()] == [uuid.UUID(tre["id"])]
 
 
 def test_a_receiver_that_never_answers_holds_back_neither_the_other_bodys_delivery_nor_the_scan(api):
