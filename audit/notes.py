@@ -172,6 +172,8 @@ class SignedNote:
 
     @classmethod
     def parse(cls, note: str) -> SignedNote:
+        if not isinstance(note, str):  # a stored note an administrator rewrote as bytes or a number
+            raise NoteError(f"not a signed note (a {type(note).__name__}, not text)")
         text, sep, block = note.rpartition("\n\n")
         if not sep or not block.endswith("\n"):
             raise NoteError("not a signed note (text, a blank line, signature lines)")

@@ -350,21 +350,25 @@ def test_an_event_inserted_with_version_minus_one_is_named_and_stops_neither_the
     assert "DELETED" not in out  # every logged event is still stored: the inserted one is not the case's last
 
 
-@pytest.mark.parametrize("sql", [
-    "UPDATE audit_state SET size = 'abc'",
-    "UPDATE audit_nodes SET hash = 'hello' WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
-    "UPDATE audit_nodes SET hash = 10000000000 WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
-    "UPDATE audit_leaves SET originator_id = 'garbage' WHERE leaf_index = 5",
-    "UPDATE audit_leaves SET originator_version = 'x' WHERE leaf_index = 5",
-], ids=["state not a count", "node hash text", "node hash a number", "leaf id not a UUID", "leaf version text"])
+@pytest.mark.parametrize(("sql", "finding"), [
+    ("UPDATE audit_state SET size = 'abc'", "TREE: the stored tree"),
+    ("UPDATE audit_nodes SET hash = 'hello' WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
+     "TREE: the stored tree"),
+    ("UPDATE audit_nodes SET hash = 10000000000 WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
+     "TREE: the stored tree"),
+    ("UPDATE audit_leaves SET originator_id = 'garbage' WHERE leaf_index = 5", "TREE: the stored tree"),
+    ("UPDATE audit_leaves SET originator_version = 'x' WHERE leaf_index = 5", "TREE: the stored tree"),
+    ("UPDATE audit_checkpoints SET note = CAST(note AS BLOB)", "CHECKPOINT: a checkpoint (stored"),
+], ids=["state not a count", "node hash text", "node hash a number", "leaf id not a UUID", "leaf version text",
+        "checkpoint note bytes"])
 def test_a_value_of_another_type_in_the_stored_tree_is_named_and_stops_neither_verify_nor_the_projector(
-        signed_sqlite, capsys, sql):
+        signed_sqlite, capsys, sql, finding):
     """SQLite's columns take any value: each of these crashed `verify` and the projector, and the number made
     `bytes(10000000000)`, ten gigabytes."""
     with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
         database.execute(sql)
     code, out = signed_sqlite.verify(capsys)
-    assert code == 1 and "TREE: the stored tree" in out and "Traceback" not in out
+    assert code == 1 and finding in out and "Traceback" not in out
     signed_sqlite.app().issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
     assert main(["project", "--once"]) == 0  # the read models carry on
 
