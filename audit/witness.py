@@ -6,7 +6,8 @@ database cannot make the log forget what it signed.
   temporary file left by a writer killed mid-write (its name carries the host and the process id) is removed
   by the next signing on that host once that process is gone;
 - a URL (`TRAMITA_WITNESS_URL`, several separated by commas): the note POSTed as `text/plain; charset=utf-8`;
-  any 2xx answer is a delivery; redirects are not followed (a 3xx is a failed delivery, tried again later).
+  any 2xx answer within TIMEOUT seconds is a delivery, however slowly the witness sends it (the webhook's
+  exchange, cut by its watchdog); redirects are not followed (a 3xx is a failed delivery, tried again later).
 
 Each delivery is recorded (`audit_witnessed`), so a checkpoint signed while a witness was unreachable, or just
 before the process was killed, is handed over at the next signing or the scheduler's next start.
