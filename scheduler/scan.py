@@ -106,4 +106,3 @@ def readable_alert(app: Tramita, alert_id: Any, log: Callable[..., None]) -> Ale
     except Exception as error:  # noqa: BLE001 - see the docstring
         log("alert-unreadable", alert_id=str(alert_id), error=describe(error))
         return None
-

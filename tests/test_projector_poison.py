@@ -264,4 +264,3 @@ def test_a_read_model_row_edited_wrong_stops_no_scan_and_its_case_is_judged_whol
     assert sorted((a["case_number"], a["who"], a["kind"]) for a in lines if a["event"] == "alert") == DEMO_ALERTS
     unreadable = [line["alert_id"] for line in lines if line["event"] == "alert-unreadable"]
     assert unreadable == ([] if "INSERT" not in edit else [edit.split("'")[1]])
-
