@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 from eventsourcing.utils import resolve_topic
 
-from domain import EVENT_PACKAGE, chain
+from domain import chain, domain_topic
 
 
 def stored_chain_hash(app: Any, state: bytes) -> str:
@@ -61,7 +61,7 @@ def topic_problem(topic: Any, originator_topic: Any) -> str | None:
     if not isinstance(topic, str):
         return "its topic is not text"
     found = _RESOLVED.get(topic)
-    if found is None and not topic.startswith(EVENT_PACKAGE):  # not imported to find out (`domain.EVENT_PACKAGE`)
+    if found is None and not domain_topic(topic):  # its module is not imported to find out
         found = _RESOLVED[topic] = ""
     if found is None:
         try:

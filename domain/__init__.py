@@ -5,3 +5,8 @@
 #: module elsewhere is no class of tramita, and that module is never imported to find out: resolving a topic imports
 #: its module, which runs that module's code (`tramita.__main__` would run the command line).
 EVENT_PACKAGE = f"{__name__}."
+
+
+def domain_topic(topic: object) -> bool:
+    """Does this stored topic name a class of the domain (`EVENT_PACKAGE`), so that it may be resolved?"""
+    return isinstance(topic, str) and topic.startswith(EVENT_PACKAGE)

@@ -30,7 +30,7 @@ from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import get_topic, resolve_topic
 
 from audit.log import AuditLog, LogConflict, TreeDamaged
-from domain import EVENT_PACKAGE
+from domain import domain_topic
 from domain.application import Tramita
 from domain.application.pool import replay
 from projections.batch import Batch, Target, Touched, TrackingConflict
@@ -333,12 +333,13 @@ class Projector:
         return batch.count, recorded
 
     def kind_of(self, topic: str) -> str | None:
-        """The projected kind of an event's aggregate ("case", ...) from the event's topic; None: no projection's
-        (also a topic that is not text, as a database administrator can leave one: NULL, bytes)."""
+        """The projected kind of an event's aggregate ("case", ...) from the event's topic; None: no projection's,
+        as is a topic naming no class of the domain (a database administrator can write any, NULL and bytes too:
+        `domain.domain_topic`), whose module is then never imported."""
         kind = self._kind_of_topic.get(topic, "")
         if kind == "":
-            kind = self._kind_of_topic[topic] = None if type(topic) is not str else (
-                self._kinds.get(topic.rsplit(".", 1)[0]) or _moved_kind(topic))
+            kind = self._kind_of_topic[topic] = (self._kinds.get(topic.rsplit(".", 1)[0]) or _moved_kind(topic)
+                                                 if domain_topic(topic) else None)
         return kind
 
     def _advance(self, notification: Any) -> Any:
@@ -390,12 +391,7 @@ class Projector:
 
 def _moved_kind(topic: str) -> str | None:
     """The projected kind of an event whose stored topic names where its aggregate class was before it moved
-    (a topic registered with the library's `register_topic`); None for an aggregate no projection shows.
-
-    A topic naming a module outside the `domain` package (a database administrator can write any) is no
-    projection's, and its module is not imported (`domain.EVENT_PACKAGE`)."""
-    if not topic.startswith(EVENT_PACKAGE):
-        return None
+    (a topic registered with the library's `register_topic`); None for an aggregate no projection shows."""
     try:
         return KINDS.get(resolve_topic(topic.rsplit(".", 1)[0]))
     except Exception:  # a topic of no class of this application: the event is no projection's

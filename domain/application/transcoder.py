@@ -33,7 +33,7 @@ import orjson
 from eventsourcing.persistence import DatetimeAsISO, JSONTranscoder, Mapper, StoredEvent, Transcoding
 from eventsourcing.utils import TopicError
 
-from domain import EVENT_PACKAGE
+from domain import domain_topic
 
 #: The types orjson and the library's encoder write alike, by exact type (dates, timestamps and decimals through
 #: the library's transcodings, which orjson hands back to it).
@@ -159,11 +159,11 @@ class DomainMapper(Mapper):
     """The library's mapper, reading only events whose topic names a class of the `domain` package.
 
     The library resolves a stored event's topic by importing the module it names, which runs that module's code,
-    and a database administrator can write any topic (`domain.EVENT_PACKAGE`). Any other topic is refused with the
+    and a database administrator can write any topic (`domain.domain_topic`). Any other topic is refused with the
     library's `TopicError`, as a topic of no class is, before anything is imported."""
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        topic = stored_event.topic
-        if type(topic) is not str or not topic.startswith(EVENT_PACKAGE):
-            raise TopicError(f"Failed to resolve topic {topic!r:.200}: not an event class of the domain package")
+        if not domain_topic(stored_event.topic):
+            raise TopicError(f"Failed to resolve topic {stored_event.topic!r:.200}: not an event class of the domain "
+                             "package")
         return super().to_domain_event(stored_event)
