@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from audit.log import TamperAlarm
 from audit.service import Audit
@@ -88,10 +87,7 @@ class Scanner:
         rows = queries.undelivered_alerts(self.store, system=True)
         new = [row["alert_id"] for row in rows if row["alert_id"] not in self.handed]
         self.handed.update(new)
-        return [alert for alert in map(self._alert, new) if alert is not None]
-
-    def _alert(self, alert_id: Any) -> Alert | None:
-        return readable_alert(self.app, alert_id, self.log)
+        return [alert for alert_id in new if (alert := readable_alert(self.app, alert_id, self.log)) is not None]
 
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's
@@ -106,7 +102,8 @@ class Scanner:
         if self.webhook is None:
             return queued
         rows = queries.undelivered_alerts(self.store)
-        alerts = [(row["alert_id"], alert) for row in rows if (alert := self._alert(row["alert_id"])) is not None]
+        alerts = [(row["alert_id"], alert) for row in rows
+                  if (alert := readable_alert(self.app, row["alert_id"], self.log)) is not None]
         for alert_id, alert in alerts:
             self.webhook.submit(alert.id, alert_fields(alert))
             if alert.case_id is None:

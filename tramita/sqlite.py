@@ -339,9 +339,7 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
         statement = (f"SELECT rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), state "
                      f"FROM {self.events_table_name} {'WHERE ' + ' AND '.join(clauses) if clauses else ''} "
                      "ORDER BY rowid LIMIT ?")
-        with self.datastore.get_connection(commit=False) as connection, _translated(), connection.cursor() as c:
-            c.execute(statement, [*params, limit])
-            rows = c.fetchall()
+        rows = self._rows(statement, [*params, limit])
         return [Notification(id=row[0], originator_id=self.convert_originator_id(lenient_text(row[1])),
                              originator_version=row[2], topic=lenient_text(row[3]), state=row[4]) for row in rows]
 
