@@ -89,7 +89,11 @@ class VerdictSchema(Schema):
     signed_events = fields.Integer(required=True)
     unsigned_covered = fields.Integer(required=True, metadata={"description": "unsigned events (recorded before "
                                                                "the key existed) a checkpoint covers instead"})
-    signatures_checked = fields.Integer(required=True)
+    signatures_checked = fields.Integer(required=True, metadata={"description": "signatures verified one by one "
+                                                                 "(the events no checkpoint covers)"})
+    signatures_in_form = fields.Integer(required=True, metadata={"description": "signatures of events a verified "
+                                                                 "checkpoint covers, checked for their form only "
+                                                                 "(`tramita verify --all-signatures` checks each)"})
     covered = fields.Integer(required=True, metadata={"description": "the largest checkpoint the events match"})
     not_yet_covered = fields.Integer(required=True)
     checkpoints = fields.List(fields.Nested(CheckpointCheckSchema), required=True)

@@ -17,24 +17,24 @@ indexes have none.
 These tables are a cache: `audit.verify` rebuilds the tree from the events and compares; what binds is the
 checkpoints' signatures. Signing a checkpoint (`sign_checkpoint`) refuses a tree that is smaller than, or not
 consistent with, any checkpoint signed before (stored, or held by a witness), and checks every event appended
-since the last one (chain, entry, signature): that refusal is the tamper alarm.
+since the last one (chain, entry, signature) and the nodes the new root is made of (`audit/alarm.py`): that
+refusal is the tamper alarm.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 from uuid import UUID
 
-from audit import merkle, nodes
-from audit.notes import (
-    Checkpoint, NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature,
-)
-from audit.reading import read_stored, stored_chain_hash
-from audit.tables import DDL
+from audit import alarm, merkle, nodes
+from audit.notes import Checkpoint, Signer, entry_of
+from audit.reading import stored_chain_hash
+from audit.tables import DDL, count_of, read_text, text_of
 from projections.store import Store
 
 #: Notifications appended per transaction.
@@ -108,7 +108,9 @@ class AuditLog:
 
     def state(self) -> tuple[int, int]:
         """(tree size, last notification id appended)."""
-        rows = self.store.query("SELECT size, position FROM audit_state WHERE id = 1")
+        dialect = self.store.dialect
+        rows = self.store.query(f"SELECT {count_of(dialect, 'size')}, {count_of(dialect, 'position')} FROM audit_state "
+                                "WHERE id = 1")
         if not rows:
             return 0, 0
         size, position = rows[0]
@@ -128,12 +130,16 @@ class AuditLog:
         size, position = self.state()
         if self._frontier is None or self._frontier.size != size:
             try:
-                self._frontier = self._load_frontier(size)
+                self._frontier = self.frontier_at(size)
             except merkle.ProofError as error:
                 raise TreeDamaged(str(error)) from None
         notifications = self.app.recorder.select_notifications(position, self.batch_size, inclusive_of_start=False)
         if not notifications:
             return 0
+        if not self._last_leaf_is_at(size, position):  # appending from there would log events twice, or never
+            raise TreeDamaged(f"the tree's position says notification {position} was the last logged, but the "
+                              "record of its last leaf does not name the event stored there (the position, the "
+                              "record or the event's row was altered)")
         frontier = merkle.Frontier(self._frontier.size, self._frontier.nodes)
         leaves, completed_nodes = [], []
         for notification in notifications:
@@ -183,7 +189,8 @@ class AuditLog:
                 return total
             total += done
 
-    def _load_frontier(self, size: int) -> merkle.Frontier:
+    def frontier_at(self, size: int) -> merkle.Frontier:
+        """The right edge of the stored tree of `size` (ProofError when a node of it is missing or no hash)."""
         positions = merkle.frontier_positions(size)
         return merkle.Frontier(size, [(level, nodes.read_one(self.store, level, i)) for level, i in positions])
 
@@ -216,16 +223,22 @@ class AuditLog:
         return merkle.consistency_proof(first, second, self.reader())
 
     def leaf_of(self, aggregate_id: UUID, version: int) -> Leaf | None:
-        rows = self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
-                                "FROM audit_leaves WHERE originator_id = ? AND originator_version = ?",
-                                (str(aggregate_id), version))
+        rows = self.store.query(f"SELECT {self._leaf_columns} FROM audit_leaves WHERE originator_id = ? AND "
+                                "originator_version = ?", (str(aggregate_id), version))
         return _leaf(rows[0]) if rows else None
 
     def leaves_of(self, aggregate_id: UUID) -> list[Leaf]:
-        rows = self.store.query("SELECT leaf_index, notification_id, event_hash, originator_version FROM audit_leaves "
-                                "WHERE originator_id = ? ORDER BY originator_version", (str(aggregate_id),))
-        return [Leaf(int(index), int(notification), aggregate_id, int(version), event_hash)  # the id asked for
-                for index, notification, event_hash, version in rows]
+        rows = self.store.query(f"SELECT {self._leaf_columns} FROM audit_leaves WHERE originator_id = ? "
+                                "ORDER BY originator_version", (str(aggregate_id),))
+        return [_leaf(row) for row in rows]
+
+    @property
+    def _leaf_columns(self) -> str:
+        """A leaf record's columns, each read as the writer stores it whatever it holds now (`_leaf` judges it)."""
+        dialect = self.store.dialect
+        return (f"{count_of(dialect, 'leaf_index')}, {count_of(dialect, 'notification_id')}, "
+                f"{text_of(dialect, 'originator_id')}, {count_of(dialect, 'originator_version')}, "
+                f"{text_of(dialect, 'event_hash')}")
 
     def leaf_rows(self, start: int, stop: int) -> list[tuple[Any, ...]]:
         """The leaf records in [start, stop) as stored: (index, notification id, aggregate id text, version, hash)."""
@@ -233,10 +246,41 @@ class AuditLog:
                                 "FROM audit_leaves WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index",
                                 (start, stop))
 
+    def _last_leaf_is_at(self, size: int, position: int) -> bool:
+        """Whether the record of leaf `size - 1` names the event stored at notification `position` (an empty tree:
+        position 0), compared in the database (a record's values are never read: any may have been edited)."""
+        if size == 0:
+            return position == 0
+        stored = self.app.recorder.select_notifications(position, 1)
+        if not stored or stored[0].id != position:
+            return False
+        event = stored[0]
+        return bool(self.store.query("SELECT COUNT(*) FROM audit_leaves WHERE leaf_index = ? AND notification_id = ? "
+                                     "AND originator_id = ? AND originator_version = ?",
+                                     (size - 1, position, str(event.originator_id), event.originator_version))[0][0])
+
+    def last_logged(self, size: int) -> Any:
+        """The notification id the record of the tree's last leaf holds (0 for an empty tree, None when no record is
+        stored there): the writer's position must be it."""
+        if not size:
+            return 0
+        rows = self.store.query("SELECT notification_id FROM audit_leaves WHERE leaf_index = ?", (size - 1,))
+        return rows[0][0] if rows else None
+
+    @contextmanager
+    def read_leniently(self) -> Iterator[AuditLog]:
+        """This log over a connection that reads any text its tables hold (bytes that are no UTF-8 as U+FFFD, where
+        SQLite's driver would raise), for a verification that must name every edit rather than stop at one."""
+        reader = self.store.lenient_reader()
+        try:
+            yield self if reader is self.store else AuditLog(self.app, reader, batch_size=self.batch_size)
+        finally:
+            if reader is not self.store:
+                reader.close()
+
     def leaves(self, start: int, stop: int) -> list[Leaf]:
-        rows = self.store.query("SELECT leaf_index, notification_id, originator_id, originator_version, event_hash "
-                                "FROM audit_leaves WHERE leaf_index >= ? AND leaf_index < ? ORDER BY leaf_index",
-                                (start, stop))
+        rows = self.store.query(f"SELECT {self._leaf_columns} FROM audit_leaves WHERE leaf_index >= ? AND "
+                                "leaf_index < ? ORDER BY leaf_index", (start, stop))
         return [_leaf(row) for row in rows]
 
     # ------------------------------------------------------------------ checkpoints
@@ -244,20 +288,28 @@ class AuditLog:
     def checkpoints(self) -> list[StoredCheckpoint]:
         if not self.store.table_exists("audit_checkpoints"):
             return []
-        rows = self.store.query("SELECT size, root, note, signed_at, legal_date FROM audit_checkpoints ORDER BY size")
-        return [StoredCheckpoint(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+        rows = self.store.query(f"SELECT {self._checkpoint_columns} FROM audit_checkpoints ORDER BY size")
+        return [_checkpoint(row) for row in rows]
 
     def checkpoint(self, size: int | None = None) -> StoredCheckpoint | None:
         """The checkpoint of `size`, or the latest (None: none signed)."""
         if not self.store.table_exists("audit_checkpoints"):
             return None
         if size is None:
-            rows = self.store.query("SELECT size, root, note, signed_at, legal_date FROM audit_checkpoints "
-                                    "ORDER BY size DESC LIMIT 1")
+            rows = self.store.query(f"SELECT {self._checkpoint_columns} FROM audit_checkpoints ORDER BY size DESC "
+                                    "LIMIT 1")
         else:
-            rows = self.store.query("SELECT size, root, note, signed_at, legal_date FROM audit_checkpoints "
-                                    "WHERE size = ?", (size,))
-        return StoredCheckpoint(int(rows[0][0]), *rows[0][1:]) if rows else None
+            rows = self.store.query(f"SELECT {self._checkpoint_columns} FROM audit_checkpoints WHERE size = ?",
+                                    (size,))
+        return _checkpoint(rows[0]) if rows else None
+
+    @property
+    def _checkpoint_columns(self) -> str:
+        """A stored checkpoint's columns, its texts read whatever they hold (a note that is no text reads as None,
+        which no verifier accepts)."""
+        dialect = self.store.dialect
+        return (f"size, {text_of(dialect, 'root')}, {text_of(dialect, 'note')}, {text_of(dialect, 'signed_at')}, "
+                f"{text_of(dialect, 'legal_date')}")
 
     def sign_checkpoint(self, signer: Signer, *, signed_at: datetime, legal_date: date,
                         known: Iterable[str] = ()) -> Signed:
@@ -285,16 +337,18 @@ class AuditLog:
         priors += [("a checkpoint held by a witness", note) for note in known]
         findings, covered = [], 0
         for where, note in priors:
-            problem, checkpoint = _judge_prior(note, signer.verifier, size, lambda n: self.root(n, subtree))
+            problem, checkpoint = alarm.prior_problem(note, signer.verifier, size, lambda n: self.root(n, subtree))
             if problem:
                 findings.append(f"{where}: {problem}")
             elif checkpoint is not None:
                 covered = max(covered, checkpoint.size)
-        held = stored_event_count(self.app, self.store)
+        held = alarm.stored_event_count(self.app, self.store)
         if held != size and self.state()[1] >= (self.app.recorder.max_notification_id() or 0):
             findings.append(f"the store holds {held} events but the log has logged {size}: events were "
                             f"{'deleted' if held < size else 'inserted'} behind the application's back")
-        findings = findings or self._check_appended(covered, size, signer.verifier, signing_began=bool(priors))
+        findings = findings or alarm.appended_problems(self, covered, size, signer.verifier,
+                                                       signing_began=bool(priors)) \
+            or alarm.node_problems(self, covered, size, subtree)
         if findings:
             raise TamperAlarm(findings)
         if last is not None and last.size >= size:
@@ -313,61 +367,6 @@ class AuditLog:
                        (checkpoint.size, checkpoint.root, checkpoint.note, checkpoint.signed_at, checkpoint.legal_date))
         return Signed(checkpoint, new=True)
 
-    def _check_appended(self, start: int, stop: int, verifier: Verifier, *, signing_began: bool) -> list[str]:
-        """Every leaf in [start, stop): its event stored as logged, its chain hash and link right, its signature
-        valid (required once a checkpoint exists or an earlier event was signed)."""
-        findings: list[str] = []
-        if start >= stop:
-            return findings
-        leaves = self.leaves(start, stop)
-        if len(leaves) != stop - start:
-            return [f"the stored tree lacks leaf records between {start} and {stop}: it was altered"]
-        by_id = {leaf.notification_id: leaf for leaf in leaves}
-        seen: set[int] = set()
-        for notification in _notifications(self.app, leaves[0].notification_id, leaves[-1].notification_id):
-            seen.add(notification.id)
-            leaf = by_id.get(notification.id)
-            if leaf is None:
-                findings.append(f"event {notification.originator_version} of {notification.originator_id} "
-                                f"(notification {notification.id}) was inserted into the store after the events "
-                                "around it were logged")
-                continue
-            problems, signed = self._judge_event(leaf, notification, verifier, signing_began)
-            findings += problems
-            signing_began = signing_began or signed
-        findings += [f"event {leaf.version} of {leaf.aggregate_id} (leaf {leaf.index}) was deleted from the store "
-                     "after it was logged" for leaf in leaves if leaf.notification_id not in seen]
-        return findings
-
-    def _judge_event(self, leaf: Leaf, notification: Any, verifier: Verifier,
-                     signing_began: bool) -> tuple[list[str], bool]:
-        """The problems of one logged event, and whether it carries a signature."""
-        what = f"event {leaf.version} of {leaf.aggregate_id} (leaf {leaf.index})"
-        if (notification.originator_id, notification.originator_version) != (leaf.aggregate_id, leaf.version):
-            return [f"{what}: the store now holds event {notification.originator_version} of "
-                    f"{notification.originator_id} under its notification id"], False
-        read = read_stored(self.app, notification)
-        if not read.decodes:
-            return [f"{what}: the stored event no longer decodes"], False
-        problems = []
-        if read.hash != leaf.event_hash:
-            problems.append(f"{what} was rewritten after it was logged (logged hash {leaf.event_hash[:12]}…, "
-                            f"stored {read.hash[:12]}…)")
-        if not read.content_ok:
-            problems.append(f"{what}: its content does not match its hash (altered)")
-        if leaf.version > 1:
-            previous = self.leaf_of(leaf.aggregate_id, leaf.version - 1)
-            if previous is None or read.prev_hash != previous.event_hash:
-                problems.append(f"{what}: its prev_hash does not match the event before it in the log")
-        if read.signature is None:
-            if signing_began:
-                problems.append(f"{what} carries no signature although signing had begun: forged, or recorded "
-                                "by a process without the signing key")
-        elif not verify_event_signature(verifier, entry_of(leaf.aggregate_id, leaf.version, read.hash),
-                                        read.signature):
-            problems.append(f"{what}: its signature does not verify (forged or altered)")
-        return problems, read.signature is not None
-
     # ------------------------------------------------------------------ witnesses
 
     def record_witnessed(self, size: int, witness: str, at: datetime) -> None:
@@ -384,42 +383,19 @@ class AuditLog:
         return [c for c in self.checkpoints() if c.size not in delivered]
 
 
-def stored_event_count(app: Any, store: Store) -> int:
-    """How many events the store holds (the events table of the library's recorder, in the same database)."""
-    in_memory = getattr(app.recorder, "_stored_events", None)
-    if in_memory is not None:
-        return len(in_memory)
-    return int(store.query(f"SELECT COUNT(*) FROM {app.recorder.events_table_name}")[0][0])
+def _checkpoint(row: Sequence[Any]) -> StoredCheckpoint:
+    return StoredCheckpoint(int(row[0]), *(read_text(value) for value in row[1:]))  # type: ignore[arg-type]
 
 
 def _leaf(row: Sequence[Any]) -> Leaf:
-    return Leaf(int(row[0]), int(row[1]), UUID(row[2]), int(row[3]), row[4])
-
-
-def _notifications(app: Any, first_id: int, last_id: int) -> Iterator[Any]:
-    start = first_id
-    while start <= last_id:
-        batch = app.recorder.select_notifications(start, BATCH_SIZE, stop=last_id)
-        if not batch:
-            return
-        yield from batch
-        start = batch[-1].id + 1
-
-
-def _judge_prior(note: str, verifier: Verifier, size: int, root_at: Any) -> tuple[str | None, Checkpoint | None]:
-    """What is wrong with a checkpoint signed before, against the tree of `size` (None: nothing)."""
+    """A leaf record read by `AuditLog._leaf_columns`; ProofError (the stored tree was altered) for one that is not
+    what the writer stores."""
+    index, notification, aggregate_id, version, event_hash = row[0], row[1], read_text(row[2]), row[3], \
+        read_text(row[4])
     try:
-        checkpoint = open_checkpoint(note, verifier)
-    except NoteError as error:
-        return f"it does not verify with the log's key ({error})", None
-    if checkpoint.size > size:
-        return (f"it was signed over {checkpoint.size} events but the log now holds {size}: "
-                f"at least {checkpoint.size - size} were deleted"), checkpoint
-    try:
-        root = root_at(checkpoint.size)
-    except merkle.ProofError as error:
-        return f"the stored tree cannot be read at size {checkpoint.size} ({error})", checkpoint
-    if root != checkpoint.root:
-        return (f"the log is not consistent with it: the tree's root at size {checkpoint.size} is another "
-                "(events before it were deleted, rewritten, inserted or reordered)"), checkpoint
-    return None, checkpoint
+        if not (type(index) is type(notification) is type(version) is int and isinstance(event_hash, str)):
+            raise ValueError("a value of another type")
+        return Leaf(index, notification, UUID(aggregate_id), version, event_hash)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise merkle.ProofError(f"the stored tree's record of leaf {str(index)[:40]} is not a leaf record "
+                                f"({str(aggregate_id)[:60]!r}, event {str(version)[:40]!r}): it was altered") from None

@@ -225,6 +225,18 @@ class Frontier:
         nodes.append((level, current))
         self.size += 1
 
+    def push_levels(self, leaf: bytes, levels: list[list[bytes]]) -> None:
+        """`push`, also adding the leaf to `levels[0]` and each perfect node it completes to `levels[level]` (a
+        verifier comparing the stored nodes level by level)."""
+        nodes = self.nodes
+        level, current = 0, leaf
+        levels[0].append(leaf)
+        while nodes and nodes[-1][0] == level:
+            current, level = node_hash(nodes.pop()[1], current), level + 1
+            levels[level].append(current)
+        nodes.append((level, current))
+        self.size += 1
+
     def root(self) -> bytes:
         """MTH of the tree so far."""
         if not self.nodes:

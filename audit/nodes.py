@@ -18,6 +18,9 @@ from projections.store import Store
 
 #: Node indexes per query (well under SQLite's and PostgreSQL's limits on bound parameters).
 CHUNK = 500
+#: A node's hash as read, by dialect: on SQLite only a blob (a column there takes any value, and text that is no
+#: UTF-8 would make the driver raise on the read), anything else read as NULL, a missing node.
+_HASH = {"sqlite": "CASE WHEN typeof(hash) = 'blob' THEN hash END", "postgresql": "hash"}
 
 Position = tuple[int, int]
 """(level, index at that level) of a perfect subtree; level 0 holds the leaf hashes."""
@@ -37,7 +40,7 @@ def stored_hash(value: object) -> bytes | None:
 
 def read_one(store: Store, level: int, index: int) -> bytes:
     """One stored node; ProofError when the table does not hold it, or holds no 32-byte hash there."""
-    rows = store.query("SELECT hash FROM audit_nodes WHERE level = ? AND idx = ?", (level, index))
+    rows = store.query(f"SELECT {_HASH[store.dialect]} FROM audit_nodes WHERE level = ? AND idx = ?", (level, index))
     digest = stored_hash(rows[0][0]) if rows else None
     if digest is None:
         raise missing(level, index)
@@ -55,11 +58,19 @@ def read(store: Store, positions: Iterable[Position]) -> dict[Position, bytes]:
         indexes.sort()
         for start in range(0, len(indexes), CHUNK):
             chunk = indexes[start:start + CHUNK]
-            rows = store.query(f"SELECT idx, hash FROM audit_nodes WHERE level = ? AND idx IN "
+            rows = store.query(f"SELECT idx, {_HASH[store.dialect]} FROM audit_nodes WHERE level = ? AND idx IN "
                                f"({', '.join('?' * len(chunk))})", (level, *chunk))
             found.update(((level, int(index)), digest) for index, stored in rows
                          if (digest := stored_hash(stored)) is not None)
     return found
+
+
+def read_span(store: Store, level: int, first: int, last: int) -> dict[int, bytes]:
+    """The stored nodes of one level with indexes in [first, last], by index (one that is no 32-byte hash is
+    absent)."""
+    rows = store.query(f"SELECT idx, {_HASH[store.dialect]} FROM audit_nodes WHERE level = ? AND idx >= ? AND "
+                       "idx <= ?", (level, first, last))
+    return {index: digest for index, stored in rows if type(index) is int and (digest := stored_hash(stored))}
 
 
 def perfect(lo: int, hi: int) -> Position | None:

@@ -207,12 +207,37 @@ def open_note(note: str, verifier: Verifier) -> str:
 
 
 def verify_event_signature(verifier: Verifier, entry: bytes, signature: str) -> bool:
-    try:
-        raw = base64.b64decode(signature, validate=True)
-    except (binascii.Error, ValueError, TypeError):
+    raw = _event_signature_bytes(signature)
+    return raw is not None and raw[:4] == verifier.hash_bytes and \
+        verifier.verify(EVENT_SIGNATURE_CONTEXT + entry, raw[4:])
+
+
+#: The order L of Ed25519's base point: a signature's S (its last 32 bytes, little-endian) is below it (RFC 8032
+#: §5.1.6 computes S mod L; §5.1.7 rejects S >= L).
+_ED25519_ORDER = 2 ** 252 + 27742317777372353535851937790883648493
+
+
+def event_signature_in_form(verifier: Verifier | None, signature: object) -> bool:
+    """Whether an event's signature has the form the log's key gives every one (`Signer.sign_event`): standard
+    base64 of 68 bytes, the key's hash first (when the key is known), an Ed25519 S below the group's order. It
+    says nothing of what was signed (`verify_event_signature` does, at about a hundred times the cost): it is the
+    check of a signature a verified checkpoint covers, which garbage or another key's signature fails."""
+    raw = _event_signature_bytes(signature)
+    if raw is None or (verifier is not None and raw[:4] != verifier.hash_bytes):
         return False
-    return len(raw) == 68 and raw[:4] == verifier.hash_bytes and verifier.verify(EVENT_SIGNATURE_CONTEXT + entry,
-                                                                                 raw[4:])
+    top = raw[67]  # S's most significant byte: below 0x10, S < 2**252 < L
+    return top < 0x10 or (top == 0x10 and int.from_bytes(raw[36:], "little") < _ED25519_ORDER)
+
+
+def _event_signature_bytes(signature: object) -> bytes | None:
+    """The 68 bytes of an event's signature (key hash ‖ Ed25519 signature), or None when it is not that."""
+    if type(signature) is not str or len(signature) != 92:
+        return None
+    try:
+        raw = binascii.a2b_base64(signature, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if len(raw) == 68 else None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from audit.verify import Verdict
+from audit.verdict import Verdict
 
 KIND_WORDS = {
     "altered": "ALTERED", "deleted": "DELETED", "inserted": "INSERTED", "rewritten": "REWRITTEN",
@@ -68,6 +68,9 @@ def store_verdict(verdict: Verdict) -> str:
                      "existed): the checkpoints cover them instead")
     lines.append(f"not yet covered by a checkpoint: {verdict.not_yet_covered} events"
                  + (f" ({verdict.signatures_checked} signatures checked)" if verdict.signatures_checked else ""))
+    if verdict.signatures_in_form:
+        lines.append(f"{verdict.signatures_in_form} signatures under the checkpoints were checked for their form only "
+                     "(the checkpoints bind those events; --all-signatures checks each one)")
     lines += [f"warning: {warning}" for warning in verdict.warnings]
     others = [f for f in verdict.findings if f.kind != "altered"]
     if verdict.ok:

@@ -18,7 +18,8 @@ from audit.dossier import gather
 from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
-from audit.verify import Finding, Verdict, verify_receipt, verify_store
+from audit.verdict import Finding, Verdict
+from audit.verify import verify_receipt, verify_store
 from audit.witness import Witness, WitnessError
 from domain import chain
 from domain.acts import Actor

@@ -46,3 +46,22 @@ DOCUMENT_DDL = {
 }
 for _dialect, _statements in DOCUMENT_DDL.items():
     DDL[_dialect] = DDL[_dialect] + _statements
+
+
+def text_of(dialect: str, column: str) -> str:
+    """A text column as a read must take it whatever it holds (`read_text` turns it back into text): SQLite's columns
+    take any value, and its driver raises on text that is not UTF-8, so there text is read as its bytes and any
+    other type as NULL. PostgreSQL refuses such text when it is written: the column itself."""
+    return f"CASE WHEN typeof({column}) = 'text' THEN CAST({column} AS BLOB) END" if dialect == "sqlite" else column
+
+
+def count_of(dialect: str, column: str) -> str:
+    """An integer column as a read must take it whatever it holds: on SQLite, anything but an integer as NULL."""
+    return f"CASE WHEN typeof({column}) = 'integer' THEN {column} END" if dialect == "sqlite" else column
+
+
+def read_text(value: object) -> str | None:
+    """What `text_of` read, as text (bytes that are not UTF-8 as U+FFFD); None for NULL or a value of another type."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value if isinstance(value, str) else None

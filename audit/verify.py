@@ -7,132 +7,57 @@ One pass over the notification log in order (the log's leaf order):
 - its leaf entry is appended to a tree rebuilt in memory; at each checkpoint's size the rebuilt root must be the
   signed one (a deletion, rewrite, insertion or reordering anywhere before it changes the root);
 - its signature is checked when the event is not covered by a verified checkpoint (a checkpoint's signature binds
-  every event under it; `all_signatures` checks the others too); once an event is signed, or once a checkpoint
-  exists, an event left uncovered must be signed;
-- the stored tree (a cache) is compared with the events, which names what was deleted or rewritten.
+  every event under it; `all_signatures` checks the others too); a covered event's signature is checked for its
+  form (garbage or another key's signature is found; a valid signature copied from another event only by
+  `all_signatures`); once an event is signed, every later one must be (a covered one too: its signature was
+  removed), and once a checkpoint exists, an event left uncovered must be signed;
+- the stored tree (a cache) is compared with the events, its leaf records and every node a batch at a time
+  (`audit/stored_tree.py`), which names what was deleted or rewritten, and whether that was an event or the
+  cache; and a stored checkpoint's row must say what its signed note says.
 Checkpoints come from the store, from the witnesses' folders and from files the auditor kept; they are trusted only
 through the verifier key given from outside (never a key read from the database).
 """
 
 from __future__ import annotations
 
+import base64
 import gc
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.log import AuditLog, TreeDamaged
-from audit.notes import NoteError, Verifier, entry_of, open_checkpoint, verify_event_signature
+from audit.log import AuditLog
+from audit.notes import (
+    NoteError, Verifier, entry_of, event_signature_in_form, open_checkpoint, verify_event_signature,
+)
 from audit.reading import StoredRead, read_stored
 from audit.receipts import open_receipt
+from audit.stored_tree import Batch, StoredTreeCheck, check_stored_tree
+from audit.verdict import ChainHead, CheckpointCheck, Finding, Verdict
 from domain import chain
 
 READ_BATCH = 2000
-#: Findings listed per kind before the rest are only counted.
-MAX_FINDINGS_PER_KIND = 25
 
 
 class StoreEmptyError(Exception):
     """There is nothing to verify: the store holds no event."""
 
 
-@dataclass
-class Finding:
-    kind: str
-    """altered, deleted, inserted, rewritten, reordered, forged, unsigned, checkpoint, fork, tree."""
-    message: str
-    aggregate_id: str | None = None
-    label: str | None = None
-    version: int | None = None
-    event_type: str | None = None
-    events: int | None = None
-    """For a chain found altered: the events of its aggregate read up to the first that does not match."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
-@dataclass
-class CheckpointCheck:
-    size: int
-    source: str
-    signed_at: str | None
-    verified: bool
-    matches: bool | None = None
-    """The rebuilt tree's root at its size is the signed one (None: not reached)."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
-
-
-@dataclass
-class Verdict:
-    events: int = 0
-    aggregates: int = 0
-    altered_chains: int = 0
-    signed_events: int = 0
-    unsigned_covered: int = 0
-    """Events without a signature (recorded before the key existed) that a verified checkpoint covers instead."""
-    signatures_checked: int = 0
-    covered: int = 0
-    """The size of the largest checkpoint verified against the rebuilt tree (0: none)."""
-    checkpoints: list[CheckpointCheck] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    more_findings: int = 0
-
-    @property
-    def not_yet_covered(self) -> int:
-        return self.events - self.covered
-
-    @property
-    def ok(self) -> bool:
-        return not self.findings and not self.more_findings
-
-    def add(self, finding: Finding) -> None:
-        if sum(1 for f in self.findings if f.kind == finding.kind) >= MAX_FINDINGS_PER_KIND:
-            self.more_findings += 1
-        else:
-            self.findings.append(finding)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "events": self.events, "aggregates": self.aggregates,
-                "altered_chains": self.altered_chains, "signed_events": self.signed_events,
-                "unsigned_covered": self.unsigned_covered,
-                "signatures_checked": self.signatures_checked, "covered": self.covered,
-                "not_yet_covered": self.not_yet_covered, "checkpoints": [c.as_dict() for c in self.checkpoints],
-                "findings": [f.as_dict() for f in self.findings], "more_findings": self.more_findings,
-                "warnings": self.warnings}
-
-
-@dataclass(slots=True)
-class _Head:
-    version: int
-    hash: str
-    label: str
-    events: int = 1
-    broken: bool = False
-    highest: int = 0
-    """The highest version stored (the last one read is not it when events were reordered or one was inserted
-    with a lower version)."""
-
-
 def gather_checkpoints(log: AuditLog | None, external: Iterable[tuple[str, str]], verifier: Verifier | None,
                        verdict: Verdict) -> dict[int, bytes]:
     """Every checkpoint known (stored, and `external` (source, note) pairs), judged: {size: signed root} of
     those that verify, with a finding for each forged one, each fork, and each external one the store lacks."""
-    stored = [(f"stored (signed {c.signed_at})", c.note, c.signed_at) for c in (log.checkpoints() if log else [])]
-    candidates = stored + [(source, note, None) for source, note in external]
+    stored = [(f"stored (signed {c.signed_at})", c.note, c.signed_at, c) for c in (log.checkpoints() if log else [])]
+    candidates = stored + [(source, note, None, None) for source, note in external]
     if candidates and verifier is None:
         verdict.add(Finding("checkpoint", "no verifier key was given (--key, TRAMITA_VERIFIER_KEY or "
                             "TRAMITA_SIGNING_KEY): the checkpoints' and events' signatures cannot be checked"))
         return {}
     roots: dict[int, bytes] = {}
     stored_sizes: dict[int, bytes] = {}
-    for source, note, signed_at in candidates:
+    for source, note, signed_at, stored_row in candidates:
         try:
             checkpoint = open_checkpoint(note, verifier)  # type: ignore[arg-type]
         except NoteError as error:
@@ -141,6 +66,11 @@ def gather_checkpoints(log: AuditLog | None, external: Iterable[tuple[str, str]]
                                 f"{verifier}: forged or altered ({error})"))
             continue
         verdict.checkpoints.append(CheckpointCheck(checkpoint.size, source, signed_at, True))
+        signed_root = base64.b64encode(checkpoint.root).decode("ascii")
+        if stored_row is not None and (stored_row.size, stored_row.root) != (checkpoint.size, signed_root):
+            verdict.add(Finding("checkpoint", f"the stored checkpoint of size {checkpoint.size} ({source}) was "
+                                f"altered: its row says size {stored_row.size}, root {str(stored_row.root)[:60]!r}, "
+                                "which its signed note does not: what the API and the case file show of it is wrong"))
         if source.startswith("stored"):
             stored_sizes[checkpoint.size] = checkpoint.root
         elif checkpoint.size not in stored_sizes and log is not None:
@@ -163,7 +93,10 @@ def verify_store(app: Any, log: AuditLog | None, verifier: Verifier | None, *,
     collecting = gc.isenabled()
     gc.disable()  # the pass keeps one small record per aggregate and makes no cycles: no collector pauses over them
     try:
-        return _verify(app, log, verifier, external, all_signatures, labels)
+        if log is None:
+            return _verify(app, None, verifier, external, all_signatures, labels)
+        with log.read_leniently() as reading:
+            return _verify(app, reading, verifier, external, all_signatures, labels)
     finally:
         if collecting:
             gc.enable()
@@ -171,70 +104,88 @@ def verify_store(app: Any, log: AuditLog | None, verifier: Verifier | None, *,
 
 def _verify(app: Any, log: AuditLog | None, verifier: Verifier | None, external: list[tuple[str, str]],
             all_signatures: bool, labels: dict[str, str] | None) -> Verdict:
-    verdict = _verify_pass(app, log, verifier, external, all_signatures, labels, locate=False)
-    if verdict.ok:
+    verdict = _verify_pass(app, log, verifier, external, all_signatures, labels)
+    if all_signatures or not any(c.matches is False for c in verdict.checkpoints):
         return verdict
-    # Something was found: read again, comparing each event with the tree as it was logged, to name what was
-    # deleted, rewritten or inserted; and when a checkpoint no longer binds the events under it, their own
-    # signatures are what is left to judge them.
-    mismatch = any(c.matches is False for c in verdict.checkpoints)
-    verdict = _verify_pass(app, log, verifier, external, all_signatures or mismatch, labels, locate=True)
-    if mismatch and not all_signatures:
-        verdict.warnings.append("a checkpoint did not match, so every event's signature was checked")
+    # A checkpoint no longer binds the events under it: their own signatures are what is left to judge them.
+    verdict = _verify_pass(app, log, verifier, external, True, labels)
+    verdict.warnings.append("a checkpoint did not match, so every event's signature was checked")
     return verdict
 
 
 def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, external: list[tuple[str, str]],
-                 all_signatures: bool, labels: dict[str, str] | None, *, locate: bool) -> Verdict:
-    """One pass over the log; with `locate`, each event is also compared with the stored tree's leaf records."""
+                 all_signatures: bool, labels: dict[str, str] | None) -> Verdict:
+    """One pass over the log, each event also compared with the stored tree's leaf record and nodes."""
     verdict = Verdict()
     roots = gather_checkpoints(log, external, verifier, verdict)
+    return _pass_over_log(app, verifier, all_signatures, labels, verdict, roots, StoredTreeCheck(log))
+
+
+def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, labels: dict[str, str] | None,
+                   verdict: Verdict, roots: dict[int, bytes], tree: StoredTreeCheck) -> Verdict:
     coverage = max(roots, default=0)
-    cache = _CacheReader(log if locate else None)
-    summary = _CacheReader(log)
-    heads: dict[UUID, _Head] = {}
+    heads: dict[UUID, ChainHead] = {}
     frontier = merkle.Frontier()
-    push, sha256 = frontier.push, hashlib.sha256
+    push, push_levels, sha256 = frontier.push, frontier.push_levels, hashlib.sha256
     known_labels = labels or {}
     signing_began = bool(roots)
+    signed_before = False
+    """An event before this one in the log was signed: from then on every event is (the signer's rule too)."""
     start = 0
     while True:
         notifications = app.recorder.select_notifications(start, READ_BATCH, inclusive_of_start=False)
         if not notifications:
             break
         start = notifications[-1].id
+        first = frontier.size
+        comparing = tree.comparing(first)
+        batch = Batch(first) if comparing else None  # the leaf records and nodes the stored tree should hold
+        verified: set[int] = set()  # the leaves whose event's own signature verified
         for notification in notifications:
             index = frontier.size
-            read = _check_chain(app, notification, heads, verdict, known_labels)
+            read, head = _check_chain(app, notification, heads, verdict, known_labels)
             chain_hash = read.hash
-            entry = entry_of(notification.originator_id, notification.originator_version, chain_hash)
-            push(sha256(b"\x00" + entry).digest())  # the leaf hash, RFC 9162 §2.1.1
-            if locate:
-                cache.compare(index, notification, chain_hash, heads, verdict)
-            root = roots.get(frontier.size)
-            if root is not None:
-                _judge_root(frontier, root, verdict, cache)
+            version = notification.originator_version
+            entry = entry_of(notification.originator_id, version, chain_hash)
             signature = read.signature
             if signature is not None:
                 verdict.signed_events += 1
-                signing_began = True
+                signing_began = signed_before = True
                 if index >= coverage or all_signatures:
                     verdict.signatures_checked += 1
-                    if verifier is None or not verify_event_signature(verifier, entry, signature):
-                        head = heads[notification.originator_id]
-                        verdict.add(Finding("forged", f"{head.label}, event {notification.originator_version}: its "
-                                            "signature does not verify with the log's key (forged or altered)",
-                                            str(notification.originator_id), head.label,
-                                            notification.originator_version))
-            elif index < coverage:
+                    if verifier is not None and verify_event_signature(verifier, entry, signature):
+                        verified.add(index)
+                    else:
+                        _signature_finding(verdict, head, notification, "its signature does not verify with the "
+                                           "log's key (forged or altered)")
+                else:
+                    verdict.signatures_in_form += 1
+                    if not event_signature_in_form(verifier, signature):
+                        _signature_finding(verdict, head, notification, "its signature is not one the log's key "
+                                           "makes (altered; the checkpoint over it still binds its content)")
+            elif index < coverage and not signed_before:
                 verdict.unsigned_covered += read.decodes  # an event that no longer decodes is an ALTERED finding
             elif signing_began:
-                head = heads[notification.originator_id]
-                verdict.add(Finding("unsigned", f"{head.label}, event {notification.originator_version} "
-                                    f"({read.event_type}) carries no signature "
-                                    "although signing had begun and no checkpoint covers it: forged (appended "
-                                    "behind the application's back) or recorded by a process without the key",
-                                    str(notification.originator_id), head.label, notification.originator_version))
+                why = ("although the events before it were signed: its signature was removed (the checkpoint "
+                       "over it still binds its content)" if index < coverage else
+                       "although signing had begun and no checkpoint covers it: forged (appended behind the "
+                       "application's back) or recorded by a process without the key")
+                verdict.add(Finding("unsigned", f"{head.label}, event {version} ({read.event_type}) carries no "
+                                    f"signature {why}", head.id_text, head.label, version))
+            leaf = sha256(b"\x00" + entry).digest()  # the leaf hash, RFC 9162 §2.1.1
+            if batch is not None:
+                batch.hashes.append(chain_hash)
+                batch.ids.append(head.id_text)
+                batch.versions.append(version)
+                batch.notifications.append(notification.id)
+                push_levels(leaf, batch.levels)
+            else:
+                push(leaf)
+            root = roots.get(frontier.size)
+            if root is not None:
+                _judge_root(frontier, root, verdict, tree)
+        if batch is not None:
+            tree.compare_batch(batch, notifications, heads, verified)
     verdict.events = frontier.size
     verdict.aggregates = len(heads)
     verdict.altered_chains = sum(1 for head in heads.values() if head.broken)
@@ -243,17 +194,23 @@ def _verify_pass(app: Any, log: AuditLog | None, verifier: Verifier | None, exte
                             f"holds {frontier.size}: at least {size - frontier.size} events were deleted"))
     verdict.covered = max((s for s in roots if s <= frontier.size and
                            any(c.size == s and c.matches for c in verdict.checkpoints)), default=0)
-    summary.summarise(heads, verdict, labels or {})
-    if summary.log is not None:
-        _check_stored_tree(summary.log, {size: roots[size] for size in roots if size <= verdict.covered}, verdict)
+    tree.judge(verdict)
+    tree.summarise(heads, verdict, labels or {})
+    if tree.log is not None:
+        check_stored_tree(tree.log, {size: roots[size] for size in roots if size <= verdict.covered}, verdict)
     if not roots:
         verdict.warnings.append("no checkpoint verifies this store: the deletion of its latest events cannot be "
                                 "detected; sign checkpoints (`tramita checkpoint`) and keep them outside")
     return verdict
 
 
-def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict: Verdict,
-                 labels: dict[str, str]) -> StoredRead:
+def _signature_finding(verdict: Verdict, head: ChainHead, notification: Any, problem: str) -> None:
+    verdict.add(Finding("forged", f"{head.label}, event {notification.originator_version}: {problem}", head.id_text,
+                        head.label, notification.originator_version))
+
+
+def _check_chain(app: Any, notification: Any, heads: dict[UUID, ChainHead], verdict: Verdict,
+                 labels: dict[str, str]) -> tuple[StoredRead, ChainHead]:
     """Read the event and check its link in its aggregate's chain (`labels`: case numbers from the read model,
     for a case whose first event no longer says its own)."""
     aggregate_id, version = notification.originator_id, notification.originator_version
@@ -266,15 +223,15 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict:
     if not read.decodes:
         problem = "the stored event does not decode"
     elif version != previous_version + 1:
-        problem = (f"it follows event {previous_version}: events {previous_version + 1}..{version - 1} were "
-                   "deleted" if version > previous_version + 1 else f"its version repeats or goes back "
-                   f"(after {previous_version})")
+        problem = (f"it follows event {previous_version}: events {previous_version + 1}..{version - 1} are not "
+                   "before it in the log (deleted, or moved after it)" if version > previous_version + 1 else
+                   f"its version repeats or goes back (after {previous_version})")
     elif read.prev_hash != previous_hash:
         problem = "prev_hash does not match the previous event's hash: an event before it was deleted or replaced"
     elif not read.content_ok:
         problem = "content altered: its content does not match its hash"
     if head is None:
-        head = heads[aggregate_id] = _Head(version, read.hash, label, events=0)
+        head = heads[aggregate_id] = ChainHead(version, read.hash, label, str(aggregate_id), events=0)
     head.events += 1
     if problem and not head.broken:
         head.broken = True
@@ -282,132 +239,19 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, _Head], verdict:
     head.version, head.hash = version, read.hash
     if type(version) is int and version > head.highest:
         head.highest = version
-    return read
+    return read, head
 
 
-def _check_stored_tree(log: AuditLog, signed: dict[int, bytes], verdict: Verdict) -> None:
-    """The stored tree (the cache proofs and new checkpoints are made from) against what was rebuilt: its state
-    agrees with its leaf records, and its root at each checkpoint the events match is the signed one."""
-    try:
-        size, _ = log.state()
-    except TreeDamaged as damaged:
-        verdict.add(Finding("tree", f"the stored tree was altered: {damaged}: proofs and new checkpoints cannot be "
-                            "made from it"))
-        return
-    count, top = log.store.query("SELECT COUNT(*), MAX(leaf_index) FROM audit_leaves")[0]
-    if int(count) != size or (count and int(top) != size - 1):
-        verdict.add(Finding("tree", f"the stored tree was altered: its state says {size} leaves, {count} leaf records "
-                            "are stored: proofs and new checkpoints cannot be made from it"))
-        return
-    subtree = log.reader()
-    for checkpoint_size, root in sorted(signed.items()):
-        try:
-            stored = log.root(checkpoint_size, subtree) if checkpoint_size <= size else None
-        except merkle.ProofError as error:
-            stored, problem = None, str(error)
-        else:
-            problem = "its root there is not the signed one"
-        if stored != root:
-            verdict.add(Finding("tree", f"the stored tree was altered at size {checkpoint_size}: {problem} "
-                                "(the events still give the signed root; proofs and new checkpoints made from the "
-                                "stored tree would be wrong)"))
-            return
-
-
-def _judge_root(frontier: merkle.Frontier, root: bytes, verdict: Verdict, cache: _CacheReader) -> None:
+def _judge_root(frontier: merkle.Frontier, root: bytes, verdict: Verdict, tree: StoredTreeCheck) -> None:
     matches = frontier.root() == root
     for check in verdict.checkpoints:
         if check.size == frontier.size and check.verified:
             check.matches = matches
     if not matches:
-        where = (f" (the first difference from the tree as logged is at leaf {cache.divergence})"
-                 if cache.divergence is not None else "")
-        verdict.add(Finding("checkpoint", f"the events no longer give the root signed by the checkpoint of size "
-                            f"{frontier.size}: events before it were deleted, rewritten, inserted or "
-                            f"reordered{where}"))
-
-
-class _CacheReader:
-    """The stored tree's leaf records, read alongside the events, to name what changed since it was logged."""
-
-    def __init__(self, log: AuditLog | None) -> None:
-        self.log = log if log is not None and log.exists() else None
-        try:
-            self.size = self.log.size if self.log else 0
-        except TreeDamaged:  # its state altered: `_check_stored_tree` names it; no leaf record is compared
-            self.size = 0
-        self._buffer: list[Any] = []
-        self._offset = 0
-        self.divergence: int | None = None
-
-    def _leaf(self, index: int) -> Any:
-        """(leaf index, notification id, aggregate id text, version, event hash) of a logged leaf, or None."""
-        if not self._offset <= index < self._offset + len(self._buffer):
-            self._buffer = self.log.leaf_rows(index, index + READ_BATCH) if self.log else []
-            self._offset = index
-        position = index - self._offset
-        return self._buffer[position] if position < len(self._buffer) else None
-
-    def compare(self, index: int, notification: Any, chain_hash: str, heads: dict[UUID, _Head],
-                verdict: Verdict) -> None:
-        if self.divergence is not None or index >= self.size:
-            return
-        row = self._leaf(index)
-        if row is None:
-            return
-        _, logged_notification, logged_id, logged_version, logged_hash = row
-        same_event = logged_version == notification.originator_version and \
-            logged_id == str(notification.originator_id)
-        if same_event and logged_hash == chain_hash:
-            return
-        self.divergence = index
-        head = heads[notification.originator_id]
-        if same_event:
-            verdict.add(Finding("rewritten", f"{head.label}, event {logged_version}: rewritten after it was "
-                                f"logged (logged hash {logged_hash[:12]}…, now {chain_hash[:12]}…)",
-                                logged_id, head.label, logged_version))
-            return
-        try:
-            logged_uuid: UUID | None = UUID(str(logged_id))
-        except ValueError:  # the leaf record itself altered: named as it is stored
-            logged_uuid = None
-        logged = heads[logged_uuid].label if logged_uuid in heads else str(logged_id)[:80]
-        if notification.id > logged_notification:
-            kind, message = "deleted", (f"leaf {index} was logged as event {logged_version} of {logged}, which the "
-                                        "store no longer holds there: events were deleted from the store")
-        elif notification.id < logged_notification:
-            kind, message = "inserted", (f"{head.label}, event {notification.originator_version} (notification "
-                                         f"{notification.id}) was inserted among events already logged")
-        else:
-            kind, message = "reordered", (f"leaf {index} was logged as event {logged_version} of {logged}; "
-                                          f"the store now holds event {notification.originator_version} of "
-                                          f"{head.label} there: the events were renumbered or reordered")
-        verdict.add(Finding(kind, message, str(notification.originator_id), head.label,
-                            notification.originator_version))
-
-    def summarise(self, heads: dict[UUID, _Head], verdict: Verdict, labels: dict[str, str]) -> None:
-        """Aggregates, or last events, the tree logged and the store no longer holds."""
-        if self.log is None:
-            return
-        rows = self.log.store.query("SELECT originator_id, MAX(originator_version), COUNT(*) FROM audit_leaves "
-                                    "GROUP BY originator_id")
-        for originator_id, logged_version, count in rows:
-            try:
-                aggregate_id, logged_version = UUID(str(originator_id)), int(logged_version)
-            except (TypeError, ValueError):
-                verdict.add(Finding("tree", f"the stored tree's leaf records were altered: {str(originator_id)[:80]!r} "
-                                    f"event {str(logged_version)[:40]!r} names no event: proofs and new checkpoints "
-                                    "cannot be made from it"))
-                continue
-            head = heads.get(aggregate_id)
-            label = labels.get(originator_id) or (head.label if head else originator_id)
-            if head is None:
-                verdict.add(Finding("deleted", f"{label}: all of its {count} logged events were deleted from the "
-                                    "store", originator_id, label))
-            elif logged_version > head.highest:
-                verdict.add(Finding("deleted", f"{label}: its events {head.highest + 1}..{logged_version} were "
-                                    f"logged and are no longer stored (its last events were deleted; the store "
-                                    f"ends at event {head.highest})", originator_id, label, head.highest + 1))
+        finding = Finding("checkpoint", f"the events no longer give the root signed by the checkpoint of size "
+                          f"{frontier.size}: events before it were deleted, rewritten, inserted or reordered")
+        verdict.add(finding)
+        tree.unmatched.append((frontier.size, finding))
 
 
 def verify_receipt(app: Any, note: str, verifier: Verifier) -> list[str]:

@@ -64,6 +64,11 @@ class Store(ABC):
     def close(self) -> None:
         """Close the connection."""
 
+    def lenient_reader(self) -> Store:
+        """A store reading the same database that reads any text a column holds (the caller closes it when it is
+        not this one). PostgreSQL refuses text that is not UTF-8 when it is written: this one."""
+        return self
+
 
 class SQLiteStore(Store):
     dialect = "sqlite"
@@ -109,6 +114,20 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self.connection.close()
+
+    def lenient_reader(self) -> Store:
+        """Another connection to the file whose text reads never fail: SQLite keeps whatever bytes an administrator
+        writes into a text column, and the driver raises on any that are not UTF-8; these read as U+FFFD. (An
+        in-memory database is only this connection's: this one.)"""
+        if self.path == ":memory:":
+            return self
+        reader = SQLiteStore(self.path)
+        reader.connection.text_factory = _lenient_text
+        return reader
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 class PostgresStore(Store):

@@ -409,3 +409,252 @@ def test_a_topic_stored_as_bytes_is_named_not_a_crash(tmp_path, monkeypatch, cap
     assert f"{number}: 3 events, ALTERED at event 3" in capsys.readouterr().out
     assert main(["verify", number]) == 1
     assert "ALTERED at event 3" in capsys.readouterr().out
+
+
+def _first_checkpoint_size(signed: Signed) -> int:
+    with StoredEvents(signed.url) as stored:
+        return int(stored.execute("SELECT MIN(size) FROM audit_checkpoints")[0][0])
+
+
+@pytest.mark.parametrize(("sql", "finding"), [
+    ("UPDATE audit_leaves SET event_hash = '" + "ab" * 32 + "' WHERE leaf_index = 5",
+     "TREE: the stored tree's record of leaf 5 was altered: it no longer names the event stored there"),
+    ("UPDATE audit_leaves SET notification_id = notification_id + 1000 WHERE leaf_index = 5",
+     "as notification 6: its row was renumbered, or the stored tree's record of it was altered"),
+    ("UPDATE audit_nodes SET hash = ? WHERE level = 0 AND idx = 5",
+     "TREE: the stored tree's node (0, 5) is not the hash of the events under it (leaves 5..5): the events under it "
+     "are as the checkpoint over them binds them, so the node was altered"),
+    ("UPDATE audit_nodes SET hash = ? WHERE level = 1 AND idx = 2",
+     "TREE: the stored tree's node (1, 2) is not the hash of the events under it (leaves 4..5)"),
+    ("DELETE FROM audit_nodes WHERE level = 2 AND idx = 3", "TREE: the stored tree's node (2, 3) is missing"),
+    ("UPDATE audit_state SET position = position - 10",
+     "TREE: the stored tree was altered: its writer's position says notification"),
+], ids=["leaf record's hash", "leaf record's notification", "leaf node", "inner node", "node deleted",
+        "writer's position rewound"])
+def test_an_altered_record_of_the_stored_tree_that_no_proof_of_a_checkpoint_takes_is_named_as_the_trees(
+        signed, capsys, monkeypatch, sql, finding):
+    """Each of these once passed as intact: only the checkpoints' roots were compared with the stored tree, and a
+    leaf record or a node under them that no root takes was read only by the proofs of one case. (Batches of 3
+    events, so that the tree is compared across batches.)"""
+    monkeypatch.setattr("audit.verify.READ_BATCH", 3)
+    with StoredEvents(signed.url) as stored:
+        stored.execute(sql, *([bytes(range(32))] if "?" in sql else []))
+    code, out = signed.verify(capsys)
+    assert code == 1 and finding in out
+    assert "1 finding" in out  # the events are named as they are: intact
+    assert main(["rebuild-tree"]) == 0
+    code, out = signed.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+
+
+def test_a_stored_checkpoints_root_rewritten_beside_its_note_is_named(signed, capsys):
+    """The API's checkpoint list and the case file show the row's root; the note is what is signed."""
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_checkpoints SET root = ?", "A" * 43 + "=")
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"CHECKPOINT: the stored checkpoint of size {_first_checkpoint_size(signed)}" in out
+    assert "which its signed note does not" in out
+
+
+def test_a_rewound_writers_position_stops_the_appending_with_an_alarm_instead_of_logging_events_twice(
+        signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_state SET position = position - 10")
+        [(size_before,)] = stored.execute("SELECT size FROM audit_state")
+    recording = make_app(signed.url, seed=False, signer=load_signing_key(signed.tmp / "keys" / "signing.key"))
+    recording.issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    assert main(["project", "--once"]) == 0  # the read models carry on
+    with StoredEvents(signed.url) as stored:
+        assert stored.execute("SELECT size FROM audit_state") == [(size_before,)]  # nothing logged twice
+    alerts = [recording.repository.get(n.originator_id) for n in recording.recorder.select_notifications(
+        1, 10_000, topics=["domain.alerts:Alert.SystemRaised"])]
+    assert any(a.kind == "tamper-alarm" and "position says" in a.message for a in alerts)
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1 and "position says" in capsys.readouterr().err
+    assert main(["rebuild-tree"]) == 0
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 0
+    code, out = signed.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+
+
+def test_a_checkpoint_is_not_signed_over_stored_nodes_altered_since_the_last_one(signed, capsys):
+    """The new root is made of the stored nodes; before, the log signed whatever they gave, and the events could
+    never match a checkpoint again."""
+    covered = _first_checkpoint_size(signed)
+    recording = make_app(signed.url, seed=False, signer=load_signing_key(signed.tmp / "keys" / "signing.key"))
+    for name in ("clerk 1", "clerk 2", "clerk 3"):
+        recording.issue_token(Actor("admin", "token-administrator"), name=name, role="tre")
+    assert main(["project", "--once"]) == 0
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_nodes SET hash = ? WHERE ((idx + 1) << level) > ?", bytes(range(32)), covered)
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1
+    assert "are not the hash of their leaf records" in capsys.readouterr().err
+    with StoredEvents(signed.url) as stored:
+        assert stored.execute("SELECT COUNT(*) FROM audit_checkpoints") == [(1,)]
+    assert main(["rebuild-tree"]) == 0
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 0
+    code, out = signed.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+
+
+def _set_signature(signed: Signed, version: int, signature: str | None) -> None:
+    with StoredEvents(signed.url) as stored:
+        state = dict(_rows_of(stored, signed.case_id))[version]
+        if signature is None:
+            state.pop("signature")
+        else:
+            state["signature"] = signature
+        stored.set_state(stored.id_of(signed.case_id), version, json.dumps(state).encode())
+
+
+def test_a_covered_events_signature_replaced_by_another_keys_or_by_garbage_is_found(signed, capsys):
+    _set_signature(signed, 5, Signer.generate(ORIGIN).sign_event(bytes(56)))
+    _set_signature(signed, 6, "não é uma assinatura")
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"FORGED: {signed.number}, event 5: its signature is not one the log's key makes" in out
+    assert f"FORGED: {signed.number}, event 6: its signature is not one the log's key makes" in out
+
+
+def test_a_covered_events_signature_removed_is_found_as_removed(signed, capsys):
+    _set_signature(signed, 5, None)
+    code, out = signed.verify(capsys)
+    assert code == 1
+    assert f"UNSIGNED: {signed.number}, event 5 " in out and "its signature was removed" in out
+    assert "recorded before the signing key existed" not in out
+
+
+def test_a_covered_events_signature_copied_from_another_event_passes_the_form_check_and_all_signatures_finds_it(
+        signed, capsys):
+    """What a checkpoint covers, its signature binds: each event's own signature there is checked for its form
+    only, and the verdict says so; `--all-signatures` checks each."""
+    with StoredEvents(signed.url) as stored:
+        copied = dict(_rows_of(stored, signed.case_id))[6]["signature"]
+    _set_signature(signed, 5, copied)
+    code, out = signed.verify(capsys)
+    assert code == 0 and "signatures under the checkpoints were checked for their form only" in out
+    code, out = signed.verify(capsys, "--all-signatures")
+    assert code == 1 and f"FORGED: {signed.number}, event 5: its signature does not verify" in out
+
+
+@pytest.mark.parametrize("batch", [7, 2000])
+def test_an_intact_stored_tree_is_compared_a_batch_at_a_time_not_row_by_row(signed, capsys, monkeypatch, batch):
+    """The database joins each batch's leaf records and each level's nodes into one value, compared whole: a
+    store's full verification reads its tree in a few queries per 2,000 events (docs/benchmarks.md)."""
+    import audit.log
+    import audit.nodes
+
+    def row_by_row(*args: object) -> None:
+        raise AssertionError("an intact tree was read row by row")
+
+    monkeypatch.setattr("audit.verify.READ_BATCH", batch)
+    monkeypatch.setattr(audit.nodes, "read_span", row_by_row)
+    monkeypatch.setattr(audit.log.AuditLog, "leaf_rows", lambda log, start, stop: (
+        row_by_row() if stop - start > 1 else [(None, log.state()[1])]))
+    code, out = signed.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+
+
+def test_a_node_altered_in_a_later_batch_is_named(signed, capsys, monkeypatch):
+    monkeypatch.setattr("audit.verify.READ_BATCH", 7)
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_nodes SET hash = ? WHERE level = 2 AND idx = 10", bytes(32))
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree's node (2, 10) is not the hash of the events under it (leaves " \
+        "40..43)" in out and "1 finding" in out
+
+
+def test_an_event_moved_to_the_end_of_the_log_is_named_as_missing_before_its_successor_not_as_deleted(
+        signed_sqlite, capsys):
+    """SQLite's notification id is the row's rowid: an administrator can give an event a later one."""
+    with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
+        database.execute("UPDATE stored_events SET rowid = (SELECT MAX(rowid) + 1 FROM stored_events) "
+                         "WHERE originator_id = ? AND originator_version = 14", (signed_sqlite.case_id.hex,))
+    code, out = signed_sqlite.verify(capsys)
+    assert code == 1
+    assert f"{signed_sqlite.number}: 14 events, ALTERED at event 15" in out
+    assert "events 14..14 are not before it in the log (deleted, or moved after it)" in out
+    assert "were deleted from the store" in out  # the stored tree logged event 14 where event 15 now is
+
+
+def _split_across_two(signed: Signed, table: str, column: str, key: str, first: int) -> None:
+    """Move the last byte or character of one row's value into the next row's, so that the two joined are what
+    they were: the rows `first` and `first + 1` of `table` by `key`."""
+    where = f"{key} = ?" + (" AND level = 0" if table == "audit_nodes" else "")
+    with StoredEvents(signed.url) as stored:
+        [(one,)] = stored.execute(f"SELECT {column} FROM {table} WHERE {where}", first)
+        [(two,)] = stored.execute(f"SELECT {column} FROM {table} WHERE {where}", first + 1)
+        one, two = (bytes(one), bytes(two)) if table == "audit_nodes" else (one, two)
+        stored.execute(f"UPDATE {table} SET {column} = ? WHERE {where}", one[:-1], first)
+        stored.execute(f"UPDATE {table} SET {column} = ? WHERE {where}", one[-1:] + two, first + 1)
+
+
+@pytest.mark.parametrize(("table", "column", "key", "finding"), [
+    ("audit_leaves", "event_hash", "leaf_index", "TREE: the stored tree's record of leaf 5 was altered"),
+    ("audit_leaves", "originator_id", "leaf_index", "TREE: the stored tree's record of leaf 5 was altered"),
+    ("audit_nodes", "hash", "idx", "TREE: the stored tree's node (0, 5) is missing, or holds no 32-byte hash"),
+], ids=["leaf hash", "leaf aggregate id", "node hash"])
+def test_a_value_split_across_two_records_of_the_stored_tree_is_found_although_the_two_joined_are_unchanged(
+        signed, capsys, table, column, key, finding):
+    _split_across_two(signed, table, column, key, 5)
+    code, out = signed.verify(capsys)
+    assert code == 1 and finding in out
+
+
+def test_a_leaf_record_moved_out_of_the_dense_indexes_is_found(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_leaves SET leaf_index = -1 WHERE leaf_index = 5")
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree has no record of leaf 5" in out
+
+
+def test_the_last_event_renumbered_is_not_blamed_on_the_tree_and_is_not_logged_twice(signed, capsys):
+    """The checkpoint binds an event's id, version and hash, not its notification id: a renumbered row and an
+    altered record cannot be told apart there, and the writer must not log the event again at its new place."""
+    with StoredEvents(signed.url) as stored:
+        if stored.placeholder == "?":
+            stored.execute("UPDATE {table} SET rowid = rowid + 100 WHERE rowid = (SELECT MAX(rowid) FROM {table})")
+        else:
+            stored.execute("UPDATE {table} SET notification_id = notification_id + 100 WHERE notification_id = "
+                           "(SELECT MAX(notification_id) FROM {table})")
+        [(size,)] = stored.execute("SELECT size FROM audit_state")
+    code, out = signed.verify(capsys)
+    assert code == 1 and "its row was renumbered, or the stored tree's record of it was altered" in out
+    assert "TREE" not in out
+    assert main(["project", "--once"]) == 0  # the read models carry on; the log's writer stops with an alarm
+    with StoredEvents(signed.url) as stored:
+        assert stored.execute("SELECT size FROM audit_state") == [(size,)]
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1 and "does not name the event stored there" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("sql", "finding"), [
+    ("UPDATE audit_nodes SET idx = 5.5 WHERE level = 0 AND idx = 5", "TREE: the stored tree's node (0, 5) is missing"),
+    ("UPDATE audit_nodes SET hash = CAST(hash AS TEXT) WHERE level = 0 AND idx = 5",
+     "TREE: the stored tree's node (0, 5) is missing, or holds no 32-byte hash"),
+    ("UPDATE audit_leaves SET event_hash = CAST(event_hash AS BLOB) WHERE leaf_index = 5",
+     "TREE: the stored tree's record of leaf 5 was altered"),
+    ("UPDATE audit_leaves SET originator_id = CAST(X'FF' AS TEXT) WHERE leaf_index = 5",
+     "TREE: the stored tree's record of leaf 5 was altered"),
+    ("UPDATE audit_nodes SET hash = CAST(X'FF' AS TEXT) WHERE level = 0 AND idx = (SELECT size - 1 FROM audit_state)",
+     "TREE: the stored tree's node (0, 112) is missing"),
+    ("UPDATE audit_state SET size = CAST(X'FF' AS TEXT)", "TREE: the stored tree was altered: the tree's state is not"),
+    ("UPDATE audit_checkpoints SET note = CAST(X'FF' AS TEXT)", "CHECKPOINT: a checkpoint (stored"),
+], ids=["node index made real", "node hash made text", "leaf hash made a blob", "leaf id not UTF-8",
+        "frontier node not UTF-8", "state not UTF-8", "checkpoint note not UTF-8"])
+def test_a_value_of_another_type_that_reads_alike_or_does_not_read_as_text_is_named_and_stops_nothing(
+        signed_sqlite, capsys, sql, finding):
+    """SQLite's columns take any value: these joined into the same text as the values they replaced, or made the
+    driver raise on the read (text that is not UTF-8), which stopped `verify`, the projector or the signer."""
+    with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
+        database.execute(sql)
+    code, out = signed_sqlite.verify(capsys)
+    assert code == 1 and finding in out and "cannot read" not in out
+    signed_sqlite.app().issue_token(Actor("admin", "token-administrator"), name="clerk", role="tre")
+    assert main(["project", "--once"]) == 0  # the read models carry on
+    assert main(["checkpoint"]) in (0, 1)  # signed, or refused with the tamper alarm: never "cannot read"
+    assert "cannot read" not in capsys.readouterr().err
