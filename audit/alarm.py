@@ -26,6 +26,9 @@ def appended_problems(log: AuditLog, start: int, stop: int, verifier: Verifier, 
     leaves = log.leaves(start, stop)
     if len(leaves) != stop - start:
         return [f"the stored tree lacks leaf records between {start} and {stop}: it was altered"]
+    if any(later.notification_id <= leaf.notification_id for leaf, later in zip(leaves, leaves[1:])):
+        return [f"the stored tree's leaf records from {start} to {stop - 1} are not in the order of the events they "
+                "name: they were altered"]
     by_id = {leaf.notification_id: leaf for leaf in leaves}
     seen: set[int] = set()
     for notification in _notifications(log, leaves[0].notification_id, leaves[-1].notification_id):

@@ -45,7 +45,7 @@ class LogConflict(Exception):
     """Another writer moved the tree under this batch; it was rolled back and is read again."""
 
 
-class TreeDamaged(Exception):
+class TreeDamaged(merkle.ProofError):
     """The stored tree cannot be extended: its nodes or its state were altered behind the writer's back."""
 
 
@@ -108,16 +108,28 @@ class AuditLog:
 
     def state(self) -> tuple[int, int]:
         """(tree size, last notification id appended)."""
+        return self._state("")[:2]  # type: ignore[return-value]
+
+    def state_with_records(self) -> tuple[Any, ...]:
+        """`state`, and in the same snapshot: how many leaf records, their least and greatest index, the
+        notification id the last one holds, and how many nodes lie beyond the tree (or have no place in one)."""
+        return self._state(
+            ", (SELECT COUNT(*) FROM audit_leaves), (SELECT MIN(leaf_index) FROM audit_leaves), (SELECT "
+            "MAX(leaf_index) FROM audit_leaves), (SELECT notification_id FROM audit_leaves WHERE leaf_index = "
+            "s.size - 1), (SELECT COUNT(*) FROM audit_nodes WHERE NOT (level >= 0 AND level < 64 AND idx >= 0 AND "
+            "((idx + 1) << level) <= s.size))")
+
+    def _state(self, more: str) -> tuple[Any, ...]:
         dialect = self.store.dialect
-        rows = self.store.query(f"SELECT {count_of(dialect, 'size')}, {count_of(dialect, 'position')} FROM audit_state "
-                                "WHERE id = 1")
-        if not rows:
-            return 0, 0
-        size, position = rows[0]
+        rows = self.store.query(f"SELECT {count_of(dialect, 's.size')}, {count_of(dialect, 's.position')}{more} "
+                                "FROM audit_state s WHERE s.id = 1")
+        if not rows:  # `migrate` writes the row with the table: deleted since
+            raise TreeDamaged("the tree's state row was deleted")
+        size, position = rows[0][:2]
         if type(size) is not int or type(position) is not int or size < 0 or position < 0:
             raise TreeDamaged(f"the tree's state is not two counts (size {str(size)[:40]!r}, position "
                               f"{str(position)[:40]!r})")
-        return size, position
+        return rows[0]
 
     @property
     def size(self) -> int:
@@ -136,10 +148,6 @@ class AuditLog:
         notifications = self.app.recorder.select_notifications(position, self.batch_size, inclusive_of_start=False)
         if not notifications:
             return 0
-        if not self._last_leaf_is_at(size, position):  # appending from there would log events twice, or never
-            raise TreeDamaged(f"the tree's position says notification {position} was the last logged, but the "
-                              "record of its last leaf does not name the event stored there (the position, the "
-                              "record or the event's row was altered)")
         frontier = merkle.Frontier(self._frontier.size, self._frontier.nodes)
         leaves, completed_nodes = [], []
         for notification in notifications:
@@ -155,6 +163,11 @@ class AuditLog:
             if moved.rowcount != 1:
                 self._frontier = None
                 raise LogConflict("the tree moved under the batch")
+            if not self._last_leaf_is_at(size, position):  # appending from there would log events twice, or never
+                self._frontier = None  # (checked once the state is this batch's: a rebuild may have just reset it)
+                raise TreeDamaged(f"the tree's position says notification {position} was the last logged, but the "
+                                  "record of its last leaf does not name the event stored there (the position, the "
+                                  "record or the event's row was altered)")
             try:
                 tx.executemany("INSERT INTO audit_leaves (leaf_index, notification_id, originator_id, "
                                "originator_version, event_hash) VALUES (?, ?, ?, ?, ?)", leaves)
@@ -259,14 +272,6 @@ class AuditLog:
                                      "AND originator_id = ? AND originator_version = ?",
                                      (size - 1, position, str(event.originator_id), event.originator_version))[0][0])
 
-    def last_logged(self, size: int) -> Any:
-        """The notification id the record of the tree's last leaf holds (0 for an empty tree, None when no record is
-        stored there): the writer's position must be it."""
-        if not size:
-            return 0
-        rows = self.store.query("SELECT notification_id FROM audit_leaves WHERE leaf_index = ?", (size - 1,))
-        return rows[0][0] if rows else None
-
     @contextmanager
     def read_leniently(self) -> Iterator[AuditLog]:
         """This log over a connection that reads any text its tables hold (bytes that are no UTF-8 as U+FFFD, where
@@ -336,12 +341,15 @@ class AuditLog:
         priors: list[tuple[str, str]] = [(f"the stored checkpoint of size {last.size}", last.note)] if last else []
         priors += [("a checkpoint held by a witness", note) for note in known]
         findings, covered = [], 0
-        for where, note in priors:
+        for n, (where, note) in enumerate(priors):
             problem, checkpoint = alarm.prior_problem(note, signer.verifier, size, lambda n: self.root(n, subtree))
             if problem:
                 findings.append(f"{where}: {problem}")
             elif checkpoint is not None:
                 covered = max(covered, checkpoint.size)
+                if n == 0 and last is not None and (last.size, last.root) != (checkpoint.size, b64(checkpoint.root)):
+                    findings.append(f"{where}: its row says size {last.size}, root {str(last.root)[:60]!r}, which "
+                                    "its signed note does not: the row was altered")
         held = alarm.stored_event_count(self.app, self.store)
         if held != size and self.state()[1] >= (self.app.recorder.max_notification_id() or 0):
             findings.append(f"the store holds {held} events but the log has logged {size}: events were "
@@ -354,7 +362,7 @@ class AuditLog:
         if last is not None and last.size >= size:
             return Signed(last, new=False)
         root = self.root(size, subtree)
-        checkpoint = StoredCheckpoint(size, base64.b64encode(root).decode("ascii"),
+        checkpoint = StoredCheckpoint(size, b64(root),
                                       signer.sign_note(Checkpoint(signer.name, size, root).text()),
                                       signed_at.isoformat(), legal_date.isoformat())
         lock = " FOR UPDATE" if self.store.dialect == "postgresql" else ""
@@ -381,6 +389,11 @@ class AuditLog:
         delivered = {int(r[0]) for r in self.store.query("SELECT size FROM audit_witnessed WHERE witness = ?",
                                                           (witness,))}
         return [c for c in self.checkpoints() if c.size not in delivered]
+
+
+def b64(digest: bytes) -> str:
+    """A hash as a checkpoint writes it: standard padded base64."""
+    return base64.b64encode(digest).decode("ascii")
 
 
 def _checkpoint(row: Sequence[Any]) -> StoredCheckpoint:

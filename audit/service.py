@@ -15,7 +15,7 @@ from uuid import UUID
 
 from audit import merkle
 from audit.dossier import gather
-from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm
+from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm, TreeDamaged
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
 from audit.verdict import Finding, Verdict
@@ -61,13 +61,13 @@ class Audit:
         found = self.log.checkpoint()
         if found is None:
             raise NotSignedError("no checkpoint has been signed yet")
-        return found
+        return _with_note(found)
 
     def checkpoint(self, size: int) -> StoredCheckpoint:
         found = self.log.checkpoint(size)
         if found is None:
             raise NotSignedError(f"no checkpoint of size {size} was signed")
-        return found
+        return _with_note(found)
 
     def sign_checkpoint(self, log_line: Callable[..., None] | None = None) -> Signed:
         """Catch up the tree, sign it unless it contradicts a checkpoint signed before (TamperAlarm), and hand
@@ -96,8 +96,15 @@ class Audit:
     def deliver_to_witnesses(self, log_line: Callable[..., None] | None = None) -> int:
         """Hand each witness the checkpoints it has not received; return how many were delivered."""
         delivered = 0
+        verifier = self.signer.verifier if self.signer else self.verifier
         for witness in self.witnesses:
             for checkpoint in self.log.unwitnessed(witness.name):
+                try:  # a stored note altered since it was signed is never handed over as the log's
+                    open_checkpoint(checkpoint.note, verifier)  # type: ignore[arg-type]
+                except NoteError as error:
+                    if log_line:
+                        log_line("witness-refused", witness=witness.name, size=checkpoint.size, error=str(error))
+                    break
                 try:
                     witness.deliver(checkpoint.size, checkpoint.note)
                 except WitnessError as error:
@@ -153,6 +160,8 @@ class Audit:
         try:
             proof = self.log.consistency(first, second)
         except merkle.ProofError as error:
+            if isinstance(error, TreeDamaged) or first <= second <= self.log.size:
+                raise  # the stored tree is damaged, not the request: 500 audit-tree-damaged
             raise InvalidActError("to" if second > self.log.size else "from", str(error)) from None
         return {"from": first, "to": second, "hashes": [b64(h) for h in proof],
                 "from_checkpoint": _note(self.log.checkpoint(first)), "to_checkpoint": _note(self.log.checkpoint(second))}
@@ -173,6 +182,8 @@ class Audit:
         try:
             path = self.log.inclusion(leaf.index, size)
         except merkle.ProofError as error:
+            if isinstance(error, TreeDamaged) or size <= self.log.size:
+                raise  # the stored tree is damaged, not the request: 500 audit-tree-damaged
             raise InvalidActError("size", str(error)) from None
         entry = entry_of(case_id, version, event.hash)
         return {"case_id": str(case_id), "version": version, "hash": event.hash, "leaf_index": leaf.index,
@@ -225,9 +236,12 @@ class Audit:
     def _labels(self) -> dict[str, str]:
         """Case numbers by id from the cases read model, to name a case whose events were all deleted."""
         store = self.log.store
-        if not store.table_exists("cases"):
+        try:
+            if not store.table_exists("cases"):
+                return {}
+            return {case_id: number for case_id, number in store.query("SELECT case_id, number FROM cases")}
+        except store.database_errors:  # a read model an administrator wrote into: the events name the cases
             return {}
-        return {case_id: number for case_id, number in store.query("SELECT case_id, number FROM cases")}
 
     def verify_case(self, case_ref: str | UUID) -> dict[str, Any]:
         """One case: its chain, its events' signatures, and each event against the stored tree under the latest
@@ -255,7 +269,11 @@ class Audit:
                 size = checkpoint.size
             except NoteError as error:
                 findings.append(Finding("checkpoint", f"the latest stored checkpoint does not verify: {error}"))
-        logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
+        try:
+            logged = {leaf.version: leaf for leaf in self.log.leaves_of(case_id)} if self.log.exists() else {}
+        except merkle.ProofError as error:  # a leaf record of the case altered: this verdict names it
+            findings.append(Finding("tree", str(error)))
+            logged = {}
         proofs = self.log.proofs(size, (leaf.index for leaf in logged.values() if leaf.index < size)) \
             if checkpoint else None
         if proofs is not None:
@@ -303,3 +321,10 @@ class Audit:
 
 def _note(checkpoint: StoredCheckpoint | None) -> str | None:
     return checkpoint.note if checkpoint else None
+
+
+def _with_note(checkpoint: StoredCheckpoint) -> StoredCheckpoint:
+    """A stored checkpoint as served; ProofError (the API's `audit-tree-damaged`) when its note is no longer text."""
+    if not isinstance(checkpoint.note, str):
+        raise merkle.ProofError(f"the stored checkpoint of size {checkpoint.size} holds no note text: it was altered")
+    return checkpoint

@@ -18,21 +18,24 @@ def check_stored_tree(log: AuditLog, signed: dict[int, bytes], verdict: Verdict)
     agrees with its leaf records (their count, and its writer's position the last one's notification), and its
     root at each checkpoint the events match is the signed one."""
     try:
-        size, position = log.state()
+        # one statement, one snapshot: the log's writer may append while this runs
+        size, position, count, bottom, top, logged, beyond = log.state_with_records()
     except TreeDamaged as damaged:
         verdict.add(Finding("tree", f"the stored tree was altered: {damaged}: proofs and new checkpoints cannot be "
                             "made from it"))
         return
-    count, bottom, top = log.store.query("SELECT COUNT(*), MIN(leaf_index), MAX(leaf_index) FROM audit_leaves")[0]
     if int(count) != size or (count and (int(bottom), int(top)) != (0, size - 1)):
         verdict.add(Finding("tree", f"the stored tree was altered: its state says {size} leaves, {count} leaf records "
                             "are stored: proofs and new checkpoints cannot be made from it"))
         return
-    logged = log.last_logged(size)
-    if logged != position:
+    if (logged if size else 0) != position:
         verdict.add(Finding("tree", f"the stored tree was altered: its writer's position says notification "
                             f"{position} was the last logged, its last leaf record notification {str(logged)[:40]}: "
                             "the next events would be logged twice or never"))
+        return
+    if beyond:
+        verdict.add(Finding("tree", f"the stored tree was altered: {beyond} of its nodes lie beyond its {size} leaves "
+                            "(or have no place in a tree): the next events could not be logged"))
         return
     subtree = log.reader()
     for checkpoint_size, root in sorted(signed.items()):
@@ -131,6 +134,8 @@ class StoredTreeCheck:
         """The first stored node that differs from the rebuilt one: (level, index, missing)."""
         self.unmatched: list[tuple[int, Finding]] = []
         """The checkpoints the events no longer match, with their findings."""
+        self.records_altered = False
+        """A leaf record was found altered (a TREE finding)."""
 
     def comparing(self, index: int) -> bool:
         """Whether the batch starting at leaf `index` is compared with the stored tree."""
@@ -230,12 +235,14 @@ class StoredTreeCheck:
             if self.divergence is not None and self.divergence < size:
                 finding.message += f" (the first difference from the tree as logged is at leaf {self.divergence})"
         if self._missing is not None:
+            self.records_altered = True
             verdict.add(Finding("tree", f"the stored tree has no record of leaf {self._missing} (its leaf records were "
                                 "deleted or renumbered): proofs and new checkpoints cannot be made from it"))
         if self._pending is not None:
             finding, signed, checkpointed = self._pending
             bound = checkpointed and self.divergence < verdict.covered  # type: ignore[operator]
             if bound or signed:
+                self.records_altered = True
                 binds = "the checkpoint over it" if bound else "its own signature"
                 verdict.add(Finding("tree", f"the stored tree's record of leaf {self.divergence} was altered: it "
                                     f"no longer names the event stored there ({finding.label}, event "
@@ -254,8 +261,9 @@ class StoredTreeCheck:
                                 f"{index << level}..{last_leaf}): {whose}; proofs that take it would fail"))
 
     def summarise(self, heads: dict[UUID, ChainHead], verdict: Verdict, labels: dict[str, str]) -> None:
-        """Aggregates, or last events, the tree logged and the store no longer holds."""
-        if self.log is None:
+        """Aggregates, or last events, the tree logged and the store no longer holds (not once a leaf record was
+        found altered: what the records say is then no account of what was deleted)."""
+        if self.log is None or self.records_altered:
             return
         rows = self.log.store.query("SELECT originator_id, MAX(originator_version), COUNT(*) FROM audit_leaves "
                                     "GROUP BY originator_id")

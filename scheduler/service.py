@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from audit.log import TamperAlarm
+from audit.log import TamperAlarm, TreeDamaged
 from audit.service import Audit
 from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
@@ -124,7 +124,11 @@ class Checkpointer:
         """Sign a checkpoint now (or find the tree unchanged); False when the log refused (a tamper alarm)."""
         if self.leadership is not None:
             self.leadership.check()
-        self.log("checkpoint-signing", logged=self.audit.log.size)
+        try:
+            logged: int | None = self.audit.log.size
+        except TreeDamaged:  # the signing below refuses with the tamper alarm, which names the damage
+            logged = None
+        self.log("checkpoint-signing", logged=logged)
         try:
             signed = self.audit.sign_checkpoint(self.log)
         except TamperAlarm as alarm:

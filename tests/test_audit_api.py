@@ -188,3 +188,26 @@ def test_an_export_whose_proofs_the_damaged_stored_tree_cannot_give_is_refused_n
     assert "the stored tree has no node (0, " in english.get_json()["detail"]
     assert portuguese.get_json()["detail"].startswith("a árvore de auditoria guardada está danificada")
     assert api.get(f"/cases/{case}/verify").get_json()["ok"] is False  # the verdict names it
+
+
+def test_an_altered_tree_state_makes_a_proof_a_damaged_tree_not_a_bad_request(api):
+    """Its state altered by hand, the tree gives no proof: before, the proof's answer blamed the request's size."""
+    case = petition_to_law(api)
+    sign(api)
+    with api.store.transaction() as tx:
+        tx.execute("UPDATE audit_state SET position = -1")
+    for path in (f"/cases/{case}/events/1/proof", "/proofs/consistency?from=1&to=5", f"/cases/{case}/verify"):
+        answer = api.get(path)
+        assert answer.status_code == 500 and answer.get_json()["type"].endswith("/audit-tree-damaged"), path
+
+
+def test_a_stored_checkpoint_whose_note_is_no_longer_text_is_served_as_a_damaged_tree(api):
+    if api.store.dialect != "sqlite":
+        pytest.skip("a PostgreSQL text column takes no other type")
+    sign(api)
+    with api.store.transaction() as tx:
+        tx.execute("UPDATE audit_checkpoints SET note = CAST(note AS BLOB)")
+    [(size,)] = api.store.query("SELECT size FROM audit_checkpoints")
+    for path in ("/checkpoints/latest", f"/checkpoints/{size}"):
+        answer = api.client.get(path)
+        assert answer.status_code == 500 and answer.get_json()["type"].endswith("/audit-tree-damaged"), path

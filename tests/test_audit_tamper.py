@@ -19,8 +19,9 @@ from uuid import UUID
 import pytest
 
 from tramita.cli import main
+from audit import merkle
 from audit.keys import load_signing_key
-from audit.notes import Signer
+from audit.notes import Signer, entry_of
 from domain import chain
 from domain.acts import Actor
 from domain.demo import creation_1992
@@ -658,3 +659,146 @@ def test_a_value_of_another_type_that_reads_alike_or_does_not_read_as_text_is_na
     assert main(["project", "--once"]) == 0  # the read models carry on
     assert main(["checkpoint"]) in (0, 1)  # signed, or refused with the tamper alarm: never "cannot read"
     assert "cannot read" not in capsys.readouterr().err
+
+
+def _record_more(signed: Signed, count: int) -> None:
+    recording = make_app(signed.url, seed=False, signer=load_signing_key(signed.tmp / "keys" / "signing.key"))
+    for n in range(count):
+        recording.issue_token(Actor("admin", "token-administrator"), name=f"clerk {n}", role="tre")
+
+
+def test_a_node_stored_beyond_the_tree_is_found_and_the_log_stops_with_an_alarm_not_a_crash(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        [(size,)] = stored.execute("SELECT size FROM audit_state")
+        stored.execute("INSERT INTO audit_nodes (level, idx, hash) VALUES (0, ?, ?)", size + 1, bytes(32))
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree was altered: 1 of its nodes lie beyond its" in out
+    _record_more(signed, 3)
+    assert main(["project", "--once"]) == 0  # the read models carry on
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1 and "TAMPER ALARM" in capsys.readouterr().err
+
+
+def test_the_signer_does_not_take_a_stored_checkpoints_row_for_its_signed_note(signed, capsys):
+    """A row whose size was raised made the signer answer that the tree had not grown, and sign nothing."""
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_checkpoints SET size = 1000000")
+    _record_more(signed, 3)
+    assert main(["project", "--once"]) == 0
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1
+    assert "its row says size 1000000" in capsys.readouterr().err
+
+
+def test_the_signer_refuses_leaf_records_out_of_the_order_of_their_events(signed, capsys):
+    """Two leaf records not yet under a checkpoint swapped, and every node written again from the records by the
+    published recipe: signed, the events could never give that root."""
+    _record_more(signed, 4)
+    assert main(["project", "--once"]) == 0
+    columns = "notification_id, originator_id, originator_version, event_hash"
+    with StoredEvents(signed.url) as stored:
+        [(size,)] = stored.execute("SELECT size FROM audit_state")
+        [one] = stored.execute(f"SELECT {columns} FROM audit_leaves WHERE leaf_index = ?", size - 3)
+        [two] = stored.execute(f"SELECT {columns} FROM audit_leaves WHERE leaf_index = ?", size - 2)
+        stored.execute("DELETE FROM audit_leaves WHERE leaf_index IN (?, ?)", size - 3, size - 2)
+        stored.execute(f"INSERT INTO audit_leaves (leaf_index, {columns}) VALUES (?, ?, ?, ?, ?)", size - 3, *two)
+        stored.execute(f"INSERT INTO audit_leaves (leaf_index, {columns}) VALUES (?, ?, ?, ?, ?)", size - 2, *one)
+        rows = stored.execute("SELECT originator_id, originator_version, event_hash FROM audit_leaves "
+                              "ORDER BY leaf_index")
+        frontier, nodes = merkle.Frontier(), []
+        for aggregate_id, version, event_hash in rows:
+            nodes += frontier.append(merkle.leaf_hash(entry_of(UUID(aggregate_id), version, event_hash)))
+        stored.execute("DELETE FROM audit_nodes")
+        for level, index, digest in nodes:
+            stored.execute("INSERT INTO audit_nodes (level, idx, hash) VALUES (?, ?, ?)", level, index, digest)
+    capsys.readouterr()
+    assert main(["checkpoint"]) == 1
+    assert "are not in the order of the events they name" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sql", [
+    "UPDATE audit_leaves SET originator_id = '00000000-0000-0000-0000-000000000001' WHERE leaf_index = 5",
+    "UPDATE audit_leaves SET originator_version = 99 WHERE leaf_index = 5",
+], ids=["another aggregate", "a later version"])
+def test_a_leaf_records_edit_is_the_trees_and_not_also_a_deletion_of_events(signed, capsys, sql):
+    with StoredEvents(signed.url) as stored:
+        stored.execute(sql)
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree's record of leaf 5 was altered" in out and "DELETED" not in out
+
+
+def test_a_signature_written_in_another_base64_text_of_the_same_bytes_is_found(signed, capsys):
+    """Base64's last character carries bits no byte uses: flipping one gives other text for the same bytes, an
+    edit of the event's row that the signature's own check would let pass."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    with StoredEvents(signed.url) as stored:
+        original = dict(_rows_of(stored, signed.case_id))[5]["signature"]
+    _set_signature(signed, 5, original[:90] + alphabet[alphabet.index(original[90]) ^ 1] + original[91:])
+    for flags in ((), ("--all-signatures",)):
+        code, out = signed.verify(capsys, *flags)
+        assert code == 1 and f"FORGED: {signed.number}, event 5" in out
+
+
+def test_text_that_is_not_utf8_in_a_read_model_does_not_stop_verify(signed_sqlite, capsys):
+    with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
+        database.execute("UPDATE cases SET number = CAST(X'FF' AS TEXT)")
+    code, out = signed_sqlite.verify(capsys)
+    assert code == 0 and "VERDICT: intact" in out
+
+
+def test_a_stored_note_altered_since_it_was_signed_is_never_handed_to_a_witness(signed_sqlite, capsys, monkeypatch):
+    _record_more(signed_sqlite, 2)
+    assert main(["project", "--once"]) == 0
+    assert main(["checkpoint"]) == 0
+    with sqlite3.connect(signed_sqlite.tmp / "tramita.sqlite") as database:
+        database.execute("UPDATE audit_checkpoints SET note = CAST(note AS BLOB) WHERE size = "
+                         "(SELECT MIN(size) FROM audit_checkpoints)")
+    witness = signed_sqlite.tmp / "new-witness"
+    monkeypatch.setenv("TRAMITA_WITNESS_DIR", str(witness))
+    assert main(["checkpoint"]) in (0, 1)
+    assert main(["scheduler", "--once"]) in (0, 1)
+    assert not any(witness.glob("*.checkpoint"))  # the first is refused, and the rest wait behind it
+
+
+def test_the_trees_state_row_deleted_is_found_and_stops_nothing(signed, capsys):
+    """Read as an empty tree, its compare-and-set never moved: the writer retried forever."""
+    with StoredEvents(signed.url) as stored:
+        stored.execute("DELETE FROM audit_state")
+    _record_more(signed, 1)
+    assert main(["project", "--once"]) == 0
+    code, out = signed.verify(capsys)
+    assert code == 1 and "TREE: the stored tree was altered: the tree's state row was deleted" in out
+
+
+def test_a_rebuild_of_the_tree_landing_under_an_append_is_a_conflict_not_a_tamper_alarm(signed):
+    from audit.log import AuditLog, LogConflict
+    from projections.store import open_store
+
+    app = make_app(signed.url, seed=False)
+    writer = AuditLog(app, open_store(signed.url))
+    writer.catch_up()
+    _record_more(signed, 2)
+    rebuilder = open_store(signed.url)
+    select = app.recorder.select_notifications
+
+    def reset_first(*args: object, **kwargs: object) -> object:
+        app.recorder.select_notifications = select
+        with rebuilder.transaction() as tx:  # what `rebuild-tree` does first
+            tx.execute("DELETE FROM audit_leaves")
+            tx.execute("DELETE FROM audit_nodes")
+            tx.execute("UPDATE audit_state SET size = 0, position = 0 WHERE id = 1")
+        return select(*args, **kwargs)
+
+    app.recorder.select_notifications = reset_first
+    with pytest.raises(LogConflict):
+        writer.run_once()
+    assert writer.catch_up() > 0  # from the reset tree on
+
+
+def test_the_scheduler_survives_an_altered_tree_state_with_the_tamper_alarm(signed, capsys):
+    with StoredEvents(signed.url) as stored:
+        stored.execute("UPDATE audit_state SET position = -1")
+    capsys.readouterr()
+    assert main(["scheduler", "--once"]) == 1
+    captured = capsys.readouterr()
+    assert "tamper-alarm" in captured.out + captured.err and "Traceback" not in captured.err
