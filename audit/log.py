@@ -341,13 +341,13 @@ class AuditLog:
         priors: list[tuple[str, str]] = [(f"the stored checkpoint of size {last.size}", last.note)] if last else []
         priors += [("a checkpoint held by a witness", note) for note in known]
         findings, covered = [], 0
-        for n, (where, note) in enumerate(priors):
+        for i, (where, note) in enumerate(priors):
             problem, checkpoint = alarm.prior_problem(note, signer.verifier, size, lambda n: self.root(n, subtree))
             if problem:
                 findings.append(f"{where}: {problem}")
             elif checkpoint is not None:
                 covered = max(covered, checkpoint.size)
-                if n == 0 and last is not None and (last.size, last.root) != (checkpoint.size, b64(checkpoint.root)):
+                if i == 0 and last is not None and (last.size, last.root) != (checkpoint.size, b64(checkpoint.root)):
                     findings.append(f"{where}: its row says size {last.size}, root {str(last.root)[:60]!r}, which "
                                     "its signed note does not: the row was altered")
         held = alarm.stored_event_count(self.app, self.store)
