@@ -5,15 +5,38 @@ its link, its signature), and the stored nodes the new root is made of are the h
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+from uuid import UUID
 
 from audit import merkle
 from audit.notes import Checkpoint, NoteError, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.reading import read_stored
 from projections.store import Store
 
-if TYPE_CHECKING:
-    from audit.log import AuditLog, Leaf
+
+class Leaf(Protocol):
+    """A leaf record, as `audit.log.Leaf` holds it."""
+
+    index: int
+    notification_id: int
+    aggregate_id: UUID
+    version: int
+    event_hash: str
+
+
+class AuditLog(Protocol):
+    """What these checks read of the log (`audit.log.AuditLog`), which calls them: named here, not imported."""
+
+    app: Any
+    batch_size: int
+
+    def leaves(self, start: int, stop: int) -> list[Any]: ...
+
+    def leaf_of(self, aggregate_id: UUID, version: int) -> Any: ...
+
+    def frontier_at(self, size: int) -> merkle.Frontier: ...
+
+    def root(self, size: int, subtree: merkle.Subtree | None = None) -> bytes: ...
 
 
 def appended_problems(log: AuditLog, start: int, stop: int, verifier: Verifier, *,

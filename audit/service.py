@@ -6,7 +6,6 @@ and the verifier key verification trusts (given from outside; None: signatures c
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from uuid import UUID
 
 from audit import merkle
 from audit.dossier import gather
-from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm, TreeDamaged
+from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm, TreeDamaged, b64
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
 from audit.verdict import Finding, Verdict
@@ -34,10 +33,6 @@ MAX_ALERT_MESSAGE = 4000
 
 class NotSignedError(Exception):
     """The log has no checkpoint (of that size), or this process has no signing key."""
-
-
-def b64(digest: bytes) -> str:
-    return base64.b64encode(digest).decode("ascii")
 
 
 @dataclass

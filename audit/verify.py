@@ -20,7 +20,6 @@ through the verifier key given from outside (never a key read from the database)
 
 from __future__ import annotations
 
-import base64
 import gc
 import hashlib
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.log import AuditLog
+from audit.log import AuditLog, b64
 from audit.notes import (
     NoteError, Verifier, entry_of, event_signature_in_form, open_checkpoint, verify_event_signature,
 )
@@ -66,8 +65,7 @@ def gather_checkpoints(log: AuditLog | None, external: Iterable[tuple[str, str]]
                                 f"{verifier}: forged or altered ({error})"))
             continue
         verdict.checkpoints.append(CheckpointCheck(checkpoint.size, source, signed_at, True))
-        signed_root = base64.b64encode(checkpoint.root).decode("ascii")
-        if stored_row is not None and (stored_row.size, stored_row.root) != (checkpoint.size, signed_root):
+        if stored_row is not None and (stored_row.size, stored_row.root) != (checkpoint.size, b64(checkpoint.root)):
             verdict.add(Finding("checkpoint", f"the stored checkpoint of size {checkpoint.size} ({source}) was "
                                 f"altered: its row says size {stored_row.size}, root {str(stored_row.root)[:60]!r}, "
                                 "which its signed note does not: what the API and the case file show of it is wrong"))
