@@ -314,19 +314,23 @@ def check_name(toponyms: ToponymList, name: str, article: str, living_person_dec
 
 
 def check_district_law_date(statute: Statute, on: date) -> Judgement:
-    """Art. 31-IV: a district is created only by a law dated no later than 31 Dec before an election year."""
+    """Art. 31-IV: a district law is dated no later than 31 Dec of the year before the next municipal election."""
     judgement = Judgement(holds=True)
     elections = judgement.use(statute.in_force("art-31-IV.municipal-election-dates", on))
     known_through = elections.extra["known_through"]
-    if on > known_through:
+    if date(on.year, 12, 31) > known_through:  # an election later in the law's year would decide it
         raise refuse("art-31-IV", Sentence("the municipal-election calendar in the statute data ends on %(through)s; "
                                           "%(year)s cannot be judged until it is extended",
                                           through=known_through.isoformat(), year=str(on.year)))
-    election_years = {day.year: day for day in elections.value}
-    if on.year in election_years:
-        raise refuse("art-31-IV", Sentence("a district cannot be created in %(year)s: municipal elections are held on "
-                                          "%(election)s; the law had to be dated no later than %(last_day)s",
-                                          year=str(on.year), election=election_years[on.year].isoformat(),
+    # Refused when an election is held on or after the law's day in the law's own year. A law dated after that
+    # year's election day looks to the next election, held in a later year, and passes.
+    coming = [day for day in elections.value if day.year == on.year and day >= on]
+    if coming:
+        election = min(coming)
+        raise refuse("art-31-IV", Sentence("a district law dated %(day)s comes after the year before the municipal "
+                                          "elections of %(election)s; it had to be dated no later than "
+                                          "%(last_day)s, or after that election day",
+                                          day=on.isoformat(), election=election.isoformat(),
                                           last_day=date(on.year - 1, 12, 31).isoformat()),
-                     election=election_years[on.year].isoformat())
+                     election=election.isoformat())
     return judgement

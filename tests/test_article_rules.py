@@ -973,21 +973,37 @@ def test_a_district_whose_boundary_description_was_not_found_adequate_is_not_cre
     refused(app, case, lambda: enact_district(app, case, FEIJO, date(2026, 3, 20)), article="art-31-III")
 
 
-# Art. 31-IV: the law is dated no later than 31 December before a municipal-election year (2024, 2028, ...).
+# Art. 31-IV: the law is dated no later than 31 December of the year before the next municipal election (2024,
+# 2028, ...); after an election day, the next election is four years on.
 
 
-@pytest.mark.parametrize("on", [date(2027, 12, 31), date(2029, 1, 2), date(2026, 11, 30), date(2025, 1, 1)])
-def test_a_district_law_dated_outside_a_municipal_election_year_passes_art_31_IV(on):
+@pytest.mark.parametrize("on", [date(2027, 12, 31), date(2029, 1, 2), date(2026, 11, 30), date(2025, 1, 1),
+                                date(2024, 10, 7), date(2024, 12, 31), date(2028, 10, 2), date(2020, 11, 16)])
+def test_a_district_law_dated_before_the_year_of_the_next_municipal_election_passes_art_31_IV(on):
     assert check_district_law_date(STATUTE, on).holds
 
 
-@pytest.mark.parametrize("on, election", [(date(2028, 1, 1), "2028-10-01"), (date(2028, 12, 31), "2028-10-01"),
-                                          (date(2024, 1, 1), "2024-10-06"), (date(2020, 12, 31), "2020-11-15")])
-def test_a_district_law_dated_in_a_municipal_election_year_is_refused_under_art_31_IV(on, election):
+@pytest.mark.parametrize("on, election", [(date(2028, 1, 1), "2028-10-01"), (date(2028, 10, 1), "2028-10-01"),
+                                          (date(2024, 1, 1), "2024-10-06"), (date(2024, 10, 6), "2024-10-06"),
+                                          (date(2020, 11, 14), "2020-11-15"), (date(2020, 11, 15), "2020-11-15")])
+def test_a_district_law_dated_in_the_year_of_the_next_municipal_election_is_refused_under_art_31_IV(on, election):
     with pytest.raises(LegalRuleError) as caught:
         check_district_law_date(STATUTE, on)
     assert caught.value.article == "art-31-IV"
     assert election in str(caught.value) and f"{on.year - 1}-12-31" in str(caught.value)
+    assert caught.value.figures == {"election": election}
+
+
+@pytest.mark.parametrize("on, holds", [(date(2020, 10, 4), False), (date(2020, 11, 14), False),
+                                       (date(2020, 11, 15), False), (date(2020, 11, 16), True)],
+                         ids=["the first Sunday of October", "the day before", "the day of", "the day after"])
+def test_the_2020_election_moved_to_15_november_decides_art_31_IV_on_its_own_day(on, holds):
+    """EC 107/2020 moved the election; the election's date is data, and its day, not a formula's, is the boundary."""
+    if holds:
+        assert check_district_law_date(STATUTE, on).holds
+    else:
+        with pytest.raises(LegalRuleError, match="2020-11-15"):
+            check_district_law_date(STATUTE, on)
 
 
 def test_a_district_law_beyond_the_known_election_calendar_cannot_be_judged():
@@ -1006,14 +1022,22 @@ def test_a_district_law_dated_2023_12_31_is_enacted():
     assert "Vila Jurupari" in app.municipality(MANCIO_LIMA).districts
 
 
-@pytest.mark.parametrize("on", [date(2024, 1, 1), date(2024, 12, 31)])
-def test_a_district_law_dated_in_the_2024_election_year_is_refused(on):
+@pytest.mark.parametrize("on", [date(2024, 1, 1), date(2024, 10, 5), date(2024, 10, 6)])
+def test_a_district_law_dated_in_2024_up_to_its_election_day_is_refused(on):
     app = new_app()
     case = district_case(app, MANCIO_LIMA, date(2023, 12, 1))
     refusal = refused(app, case, lambda: enact_district(app, case, MANCIO_LIMA, on), article="art-31-IV",
                       contains=("2024-10-06", "2023-12-31"))
     assert refusal.figures == {"election": "2024-10-06"}
     assert "Vila Jurupari" not in app.municipality(MANCIO_LIMA).districts
+
+
+def test_a_district_law_dated_the_day_after_the_2024_election_is_enacted():
+    """The next election is 2028's: a law of 2024-10-07 is dated before 2027 ends."""
+    app = new_app()
+    case = district_case(app, MANCIO_LIMA, date(2024, 9, 1))
+    enact_district(app, case, MANCIO_LIMA, date(2024, 10, 7))
+    assert "Vila Jurupari" in app.municipality(MANCIO_LIMA).districts
 
 
 def test_a_district_law_dated_2025_01_02_is_enacted():

@@ -753,12 +753,12 @@ def test_a_district_law_on_a_boundary_description_found_inadequate_is_refused_ci
 
 
 def election_year_boundaries() -> list[Any]:
-    """The first day of the last municipal-election year before today, and the first day after it, each with the
-    day before and after (the law is refused from 1 January of an election year to its 31 December)."""
+    """The first day of the last municipal-election year before today and the day after its election, each with
+    the day before and after (the law is refused from 1 January of an election year to its election day)."""
     elections = STATUTE.value("art-31-IV.municipal-election-dates", OPENED)
-    year = max(day.year for day in elections if date(day.year, 12, 31) < NOW.date())
+    election = max(day for day in elections if date(day.year, 12, 31) < NOW.date())
     params = []
-    for boundary, refused_from in ((date(year, 1, 1), True), (date(year + 1, 1, 1), False)):
+    for boundary, refused_from in ((date(election.year, 1, 1), True), (election + DAY, False)):
         for offset in (-1, 0, 1):
             on = boundary + offset * DAY
             refused = (offset >= 0) == refused_from
@@ -767,7 +767,8 @@ def election_year_boundaries() -> list[Any]:
 
 
 @pytest.mark.parametrize("on, refused", election_year_boundaries())
-def test_a_district_law_dated_in_a_municipal_election_year_is_refused_citing_art_31_IV(api, on, refused):
+def test_a_district_law_dated_in_a_municipal_election_year_up_to_its_election_is_refused_citing_art_31_IV(
+        api, on, refused):
     case = ready_for_law(api, "district_creation", opened=on - 30 * DAY)
     if refused:
         problem = law_refusal(case, on)
