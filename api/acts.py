@@ -136,6 +136,23 @@ def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
             "receipt": receipt_of(acted)}, 201, headers
 
 
+@blp.route("/toponyms", methods=["POST"], endpoint="toponym-added")
+@competent("toponym-added", if_match=False)
+@blp.arguments(s.ToponymAddedSchema())
+@blp.response(201, r.ToponymActedSchema, headers={"Location": {"schema": {"type": "string"}}})
+@write_doc(if_match=False, path=False)
+@blp.doc(summary="Art. 17 par. ún.: the IBGE adds the name of a municipality created elsewhere in Brazil after the "
+                 "shipped list, so that a new municipality may not repeat it", operationId="toponym-added")
+def toponym_added(data: dict[str, Any]):  # noqa: ANN201
+    app = tramita()
+    occurred_on = data.pop("occurred_on")
+    acted = app.idempotently(idempotent_request("toponym-added"), lambda: app.add_toponym(g.actor, occurred_on, **data))
+    headers = {"Location": "/toponyms"}
+    if acted.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return {"act": "toponym-added", "version": acted.version, "receipt": receipt_of(acted)}, 201, headers
+
+
 def _register(act: Act) -> None:
     def record(data: dict[str, Any], case_ref: str):  # noqa: ANN202
         app = tramita()

@@ -32,7 +32,8 @@ RECORDED_AT = datetime(2026, 11, 30, 15, 0, tzinfo=timezone.utc)
 #: The application's writes that are not acts on a case: (method, operationId, path parameter, legal date's field).
 OTHER_WRITES = {"open_case": ("petition-filed", None, "occurred_on"),
                 "record_figure": ("figure-recorded", "ibge_code", "occurred_on"),
-                "amend_statute": ("statute-amended", None, "published_on")}
+                "amend_statute": ("statute-amended", None, "published_on"),
+                "add_toponym": ("toponym-added", None, "occurred_on")}
 #: The application's writes of subscriptions (api/subscriptions.py): a webhook or a feed made, one removed.
 SUBSCRIPTION_WRITES = ("subscribe", "remove_subscription")
 #: The subscription key of the application that records the examples (an in-memory store of this process only).

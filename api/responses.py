@@ -137,6 +137,28 @@ class FigureActedSchema(Schema):
     receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={"description": "the signed receipt of the act"})
 
 
+class ToponymActedSchema(Schema):
+    act = fields.String(required=True)
+    version = fields.Integer(required=True, metadata={"description": "the list of added names' version in the log"})
+    receipt = fields.Nested(ReceiptSchema, allow_none=True, metadata={"description": "the signed receipt of the act"})
+
+
+class ToponymSchema(Schema):
+    name = fields.String(required=True)
+    uf = fields.String(required=True)
+    ibge_code = fields.String(allow_none=True)
+    source = fields.String(required=True)
+
+
+class ToponymsSchema(Schema):
+    version = fields.String(required=True, metadata={
+        "description": "the list that judges names (Art. 17 par. ún.): the IBGE snapshot, plus the count of names "
+                       "added by acts"})
+    shipped = fields.Integer(required=True, metadata={"description": "how many names the IBGE snapshot holds"})
+    added = fields.List(fields.Nested(ToponymSchema), required=True, metadata={
+        "description": "the names added since, by the IBGE's acts and by creation and fusion laws, in order"})
+
+
 class CaseQuerySchema(Schema):
     as_of = Day(metadata={"description": "the case as of this legal date"})
     version = Count(minimum=1, metadata={"description": "the case at this version"})

@@ -262,6 +262,19 @@ class CommunicationSentSchema(ActSchema):
     document = reference("the communication (ofício)")
 
 
+class ToponymAddedSchema(ActSchema):
+    """Art. 17 par. ún.: a municipality created elsewhere in Brazil after the shipped IBGE list, whose name a new
+    municipality (or district, Art. 32 par. ún.) may then not repeat."""
+
+    class Meta:
+        exclude = ("attachments",)  # the act cites its source; documents are attached to a case's acts
+
+    name = Name(required=True, metadata={"description": "the municipality's name as the IBGE lists it"})
+    uf = reference("its state's two letters (UF), e.g. MT")
+    ibge_code = Reference(load_default=None, metadata={"description": "its IBGE code (seven digits), when known"})
+    source = reference("where the name comes from (the IBGE's list, the state law and its installation)")
+
+
 class FigureRecordedSchema(ActSchema):
     """Art. 4 par. ún.: a registry figure of a municipality, in force from `as_of`, with its source."""
 

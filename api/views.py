@@ -199,6 +199,15 @@ def get_municipality(ibge_code: str):  # noqa: ANN201
     return found
 
 
+@reads.route("/toponyms", methods=["GET"], endpoint="list_toponyms")
+@reads.response(200, r.ToponymsSchema)
+@errors_doc([401], summary="Art. 17 par. ún.: the names a new municipality may not repeat: the IBGE snapshot's "
+                           "count and the names added since")
+def list_toponyms():  # noqa: ANN201
+    toponyms = tramita().toponyms()
+    return {"version": toponyms.version, "shipped": len(toponyms) - len(toponyms.added), "added": toponyms.added}
+
+
 @health.route("/health", methods=["GET"], endpoint="health")
 @health.response(200, r.HealthSchema)
 @health.doc(security=[], summary="Liveness: the database answers; how far each projection has read the log")

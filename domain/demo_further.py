@@ -9,6 +9,8 @@ once, valid, by its competent body (the API's request examples are taken from th
 7. A 2026 extinction of Jordão requested by its voters: the TRE certifies the request's signatures (Art. 37-II).
 8. An amendment of the statute recorded by the Mesa: an illustrative federal complementary law (not a real one)
    opening a period for creations in 2027 (CF art. 18 §4).
+9. The IBGE records Boa Esperança do Norte (MT), installed on 2025-01-01 after the shipped list of names, so that no
+   new municipality may take its name (Art. 17 par. ún.).
 
 Figures, results and the amending law are illustrative demo data, not verified data, as the demo's are.
 """
@@ -35,6 +37,7 @@ def further_acts(app: Tramita, say: Callable[[str], None] = print) -> None:
     creation_verified_then_archived_2026(app, say)
     extinction_requested_2026(app, say)
     federal_period_amendment_2026(app, say)
+    name_added_2026(app, say)
     if app.subscription_keys is not None:  # subscriptions need the deployment's subscription key
         alerts_subscribed(app, say)
 
@@ -104,8 +107,15 @@ def federal_period_amendment_2026(app: Tramita, say: Callable[[str], None]) -> N
     say(f"statute: {FEDERAL_LAW} recorded; a federal period from 2027-01-01 to 2027-06-30")
 
 
+def name_added_2026(app: Tramita, say: Callable[[str], None]) -> None:
+    """Part 9: a municipality installed elsewhere in Brazil after the shipped IBGE list joins the existing names."""
+    app.add_toponym(IBGE, date(2026, 11, 23), name="Boa Esperança do Norte", uf="MT", ibge_code="5101837",
+                    source="IBGE: município de Mato Grosso instalado em 2025-01-01 (demo)")
+    say("names: Boa Esperança do Norte (MT), installed on 2025-01-01, added to the existing names (Art. 17 par. ún.)")
+
+
 def alerts_subscribed(app: Tramita, say: Callable[[str], None]) -> None:
-    """Part 9: the TRE has its missed deadlines sent to its own webhook; Xapuri's mayor follows the municipality's
+    """Part 10: the TRE has its missed deadlines sent to its own webhook; Xapuri's mayor follows the municipality's
     open deadlines in a calendar feed; the TRE later ends its subscription (an address of the demo, illustrative)."""
     webhook = app.subscribe(TRE, token_id=None, url="https://alertas.tre-ac.jus.br/tramita",
                             kinds=["missed"])

@@ -88,6 +88,16 @@ class ToponymList:
         return [*self._base_index.get(key, ()), *self._added_index.get(key, ())]
 
     @property
+    def added(self) -> tuple[Toponym, ...]:
+        """The names recorded by acts since the IBGE snapshot, in order, each once."""
+        return self._added
+
+    def state_codes(self) -> dict[str, str]:
+        """The states (UF) of the shipped IBGE list, each with the two digits its municipalities' IBGE codes begin
+        with (the list's own data, so a name added by an act is checked against the same states)."""
+        return {toponym.uf: toponym.ibge_code[:2] for toponym in self._base if toponym.ibge_code}
+
+    @property
     def version(self) -> str:
         """Art. 17 par. ún.: which list answered: the IBGE snapshot, plus the count of names added by acts."""
         return f"{self._base_version}+{self._extra}" if self._extra else self._base_version

@@ -7,11 +7,13 @@ district act on the same territory conflict in the store and never both succeed.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right, insort_right
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
+from collections.abc import Mapping
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -21,6 +23,8 @@ from domain.names import Toponym, normalise_name
 
 FIGURES = ("area_km2", "population", "voters", "revenue", "buildings")
 REGISTRY_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:registry")
+#: The form of an IBGE municipality code: seven ASCII digits (the state's two, then the municipality's).
+_IBGE_CODE = re.compile(r"[0-9]{7}")
 
 
 @dataclass(frozen=True)
@@ -313,10 +317,22 @@ class ToponymRegister(ChainedAggregate):
     def open(cls, ctx: ActContext) -> ToponymRegister:
         return cls._start(cls.Opened, ctx, id=cls.ID, article="art-17-par-unico")
 
-    def add(self, ctx: ActContext, *, name: str, uf: str, ibge_code: str | None, source: str) -> None:
-        """Art. 17 par. ún.: a municipality created after the shipped list joins it (IBGE, or the creation law)."""
+    def add(self, ctx: ActContext, *, name: str, uf: str, ibge_code: str | None, source: str,
+            states: Mapping[str, str] | None = None) -> None:
+        """Art. 17 par. ún.: a municipality created after the shipped list joins it (IBGE, or the creation law).
+
+        `states`: the states (UF) a name may be added in, each with the two digits its IBGE codes begin with
+        (`ToponymList.state_codes`); given for the IBGE's act, which names a municipality of another state."""
         if not name.strip() or not source.strip():
             raise InvalidActError("name" if not name.strip() else "source", "is required")
+        if states is not None:
+            if uf not in states:
+                raise InvalidActError("uf", Sentence("%(uf)r is not a state (UF) of the IBGE list: one of %(ufs)s",
+                                                     uf=uf, ufs=", ".join(sorted(states))))
+            if ibge_code is not None and not (_IBGE_CODE.fullmatch(ibge_code) and ibge_code.startswith(states[uf])):
+                raise InvalidActError("ibge_code", Sentence(
+                    "%(code)r is not an IBGE municipality code of %(uf)s: seven digits beginning with %(prefix)s",
+                    code=ibge_code, uf=uf, prefix=states[uf]))
         self._record(self.NameAdded, ctx, article="art-17-par-unico", name=name.strip(), uf=uf,
                      ibge_code=ibge_code, source=source)
 

@@ -15,7 +15,7 @@ from domain.demo import FEIJO
 from domain.voter_title import make_voter_title
 from tests.api_client import ADMIN, ApiHarness
 
-WRITES = ["petition-filed", "figure-recorded", *(act.name for act in ACTS)]
+WRITES = ["petition-filed", "figure-recorded", "toponym-added", *(act.name for act in ACTS)]
 
 
 @pytest.fixture
@@ -40,6 +40,8 @@ def write_path(act: str, case: str) -> str:
         return "/cases"
     if act == "figure-recorded":
         return f"/municipalities/{FEIJO}/figures"
+    if act == "toponym-added":
+        return "/toponyms"
     return f"/cases/{case}/acts/{act}"
 
 
@@ -350,6 +352,34 @@ def test_a_registry_figure_dated_after_today_in_rio_branco_is_refused_like_every
         assert api.notifications() == before
     else:
         assert api.notifications() == before + 1
+
+
+BOA_ESPERANCA = {"occurred_on": "2026-11-23", "name": "Boa Esperança do Norte", "uf": "MT", "ibge_code": "5101837",
+                 "source": "IBGE: município instalado em 2025-01-01"}
+
+
+def test_a_municipality_the_ibge_adds_over_the_api_is_then_an_existing_name_under_art_17(api):
+    """Art. 17 par. ún.: a municipality installed after the shipped IBGE list is added by the IBGE's act; the list
+    that judges names then holds it (accents and case aside), and `GET /toponyms` shows it with its source."""
+    response = api.client.post("/toponyms", json=BOA_ESPERANCA, headers=api.headers("ibge"))
+    assert response.status_code == 201, response.get_json()
+    assert response.get_json()["act"] == "toponym-added" and response.headers["Location"] == "/toponyms"
+    assert [t.uf for t in api.app.toponyms().same_name("BOA ESPERANCA DO NORTE")] == ["MT"]
+    listed = api.get("/toponyms").get_json()
+    assert listed["added"] == [{k: BOA_ESPERANCA[k] for k in ("name", "uf", "ibge_code", "source")}]
+    assert listed["shipped"] == len(api.app.toponyms()) - 1 and listed["version"].endswith("+1")
+
+
+@pytest.mark.parametrize("field, value", [("uf", "XX"), ("uf", "mt"), ("ibge_code", "1200013"),
+                                          ("ibge_code", "510183"), ("ibge_code", "51018370"), ("ibge_code", "５101837"),
+                                          ("name", " "), ("source", "")])
+def test_a_name_added_with_a_state_or_code_the_ibge_list_does_not_know_is_refused_naming_the_field(api, field, value):
+    headers = api.headers("ibge")
+    before = api.notifications()
+    response = api.client.post("/toponyms", json={**BOA_ESPERANCA, field: value}, headers=headers)
+    problem = assert_problem(response, 422)
+    assert problem["field"] == field or field in str(problem.get("errors")), problem
+    assert api.notifications() == before
 
 
 def test_a_district_finding_recorded_by_a_body_art_32_does_not_name_is_refused_citing_art_32(api):

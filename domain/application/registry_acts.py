@@ -90,17 +90,22 @@ class RegistryActs(ApplicationBase):
         return self._retrying(attempt)
 
     def add_toponym(self, actor: Actor, occurred_on: date, *, name: str, uf: str, ibge_code: str | None,
-                    source: str) -> None:
-        """Art. 17 par. ún.: a municipality created elsewhere in Brazil joins the list of existing names."""
+                    source: str) -> Acted:
+        """Art. 17 par. ún.: a municipality created elsewhere in Brazil joins the list of existing names (its state
+        one of the IBGE list's, its code, when given, one of that state's), so a later law may not repeat it."""
 
-        def attempt() -> None:
+        def attempt() -> Acted:
             ctx = self.context(actor, occurred_on)
             ctx.require_competent("toponym-added", "art-17-par-unico")
-            register = self._get_or_none(ToponymRegister.ID) or ToponymRegister.open(ctx)
-            register.add(ctx, name=name, uf=uf, ibge_code=ibge_code, source=source)
-            self.save(register)
+            register = self._get_or_none(ToponymRegister.ID)
+            decided_from = register.version + 1 if register else 1
+            register = register or ToponymRegister.open(ctx)
+            register.add(ctx, name=name, uf=uf, ibge_code=ibge_code, source=source,
+                         states=ToponymList.shipped().state_codes())
+            acted = Acted(register.id, "toponyms", register.version, decided_from=decided_from)
+            return acted.stored(self.save(register, *self._receipts(ctx, acted)))
 
-        self._retrying(attempt)
+        return self._retrying(attempt)
 
     def toponyms(self, register: ToponymRegister | None = None) -> ToponymList:
         """Art. 17 par. ún.: the shipped IBGE list (Acre's municipalities included) plus the names recorded since
