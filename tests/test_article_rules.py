@@ -1119,6 +1119,41 @@ def test_an_extinction_law_without_a_finding_of_a_lost_requirement_is_refused():
                                              reintegration={TARAUACA: "1"}), article="art-37-I")
 
 
+def extinction_with_voters_found(voters: int, population: int | None = None) -> tuple[Tramita, str]:
+    """Jordão's extinction, requested by two thirds and certified; the TRE's Art. 4-II finding of `voters` (and
+    the IBGE's population finding when given). The registry's population of Jordão is 9,222 (2022 Census)."""
+    app = new_app()
+    case = app.open_case(MESA, date(2026, 3, 2), kind="extinction", municipalities=[JORDAO]).number
+    app.certify_extinction_request(case, TRE, date(2026, 3, 5), valid_signatures=2000, registered_voters=3000)
+    if population is not None:
+        app.record_finding(case, IBGE, date(2026, 3, 6), item="art-4-I", value=population, document="Laudo")
+    app.record_finding(case, TRE, date(2026, 3, 6), item="art-4-II", value=voters, document="Certidão TRE")
+    return app, case
+
+
+def test_an_extinction_law_judges_the_tre_s_voters_against_the_registry_s_population_when_no_finding_gives_it():
+    """Art. 37-I with Art. 4-II: 922 voters are under 10% of the registry's 9,222 inhabitants (922.2): the loss is
+    shown by the TRE's finding, and the law records the population it was compared with."""
+    app, case = extinction_with_voters_found(922)
+    app.enact_law(case, GOVERNOR, date(2026, 3, 20), law="LC 1", reintegration={TARAUACA: "1"})
+    contents = app.get_case(case).law["contents"]
+    assert contents["lost"] == ["art-4-II"] and contents["registry_population"] == 9222
+
+
+def test_an_extinction_law_on_voters_of_at_least_10_percent_of_the_registry_s_population_is_refused():
+    app, case = extinction_with_voters_found(923)  # 10.009% of 9,222
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(2026, 3, 20), law="LC 1",
+                                             reintegration={TARAUACA: "1"}), article="art-37-I")
+
+
+def test_an_extinction_law_judges_the_tre_s_voters_against_the_ibge_s_finding_before_the_registry():
+    """The IBGE's finding of 8,000 inhabitants (1,500 or more: Art. 4-I holds) is the population 900 voters are
+    compared with (11.25%: Art. 4-II holds), not the registry's 9,222 (9.76%)."""
+    app, case = extinction_with_voters_found(900, population=8000)
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(2026, 3, 20), law="LC 1",
+                                             reintegration={TARAUACA: "1"}), article="art-37-I")
+
+
 # ============================================================================== Art. 38 (the freeze)
 
 

@@ -75,7 +75,11 @@ class Law:
             versions.update(check_name(toponyms or ToponymList.shipped(), self.district or "", "art-32-par-unico",
                                        living_person_declaration, not_existing=ceased))
         elif self.kind == "extinction":
-            contents["lost"], extinction_versions = self._judge_extinction(ctx)
+            extinct = self.municipalities[0]
+            contents["lost"], extinction_versions, population = self._judge_extinction(
+                ctx, origin_figures.get(extinct) or {})
+            if population is not None:
+                contents["registry_population"] = population
             versions.update(extinction_versions)
             contents["reintegration"] = _reintegration(reintegration or {}, original_shares, self.municipalities[0])
         self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
@@ -147,8 +151,14 @@ class Law:
             raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
         return judgement.versions
 
-    def _judge_extinction(self, ctx: ActContext) -> tuple[list[str], dict[str, str]]:
-        """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II)."""
+    def _judge_extinction(self, ctx: ActContext, registry: dict[str, Any]) -> tuple[list[str], dict[str, str],
+                                                                                  Any]:
+        """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II).
+
+        A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
+        loss"). Art. 4-II compares the TRE's voters with the population: the IBGE's finding in the case, or else
+        the registry's population in force on the law's day (`registry`, the municipality's figures then),
+        which is returned so that the law records what it was judged on (None when the finding gave it)."""
         if self.extinction_request is None or not self.extinction_request["holds"]:
             if self.extinction_request is None:
                 raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified by the TRE")
@@ -157,15 +167,18 @@ class Law:
         judgement = Judgement(holds=True)
         figures = {figure: self._finding(item)["value"] if item in self.findings else None
                    for item, figure in ART_4_FIGURES.items()}
+        registry_population = None
+        if figures["population"] is None and "art-4-II" in self.findings:
+            figures["population"] = registry_population = registry.get("population")
         tax = self._finding("art-4-III")["state_tax_revenue"] if "art-4-III" in self.findings else None
         verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, "the municipality")
-        found = {item for item in self.findings} - ({"art-4-II"} if "art-4-I" not in self.findings else set())
+        found = set(self.findings) - ({"art-4-II"} if figures["population"] is None else set())
         lost = [item for item, ok in verdicts.items() if item in found and not ok]
         lost += [item for item in BOOLEAN_ITEMS[:2] if item in self.findings
                  and any(f["holds"] is False for f in self.findings[item].values())]
         if not lost:
             raise refuse("art-37-I", "no finding shows the loss of an Art. 4 requirement")
-        return lost, judgement.versions
+        return lost, judgement.versions, registry_population if "art-4-II" in lost else None
 
     def certify_extinction_request(self, ctx: ActContext, *, valid_signatures: Any, registered_voters: Any) -> None:
         """Art. 37-II: the TRE certifies the request's valid signatures against the registered voters."""
