@@ -34,6 +34,9 @@ class Figure:
     value: int | Decimal
     as_of: date
     source: str
+    #: The seed's area: the territory's measure, which only a law changes (and a law's change is recorded), also
+    #: stands for the days before `as_of` on which no figure dated on or before them is recorded (`figure_on`).
+    holds_before_as_of: bool = False
 
 
 def figure_value(figure: str, raw: Any) -> int | Decimal:
@@ -163,7 +166,8 @@ class Municipality(ChainedAggregate):
     ) -> Municipality:
         """Registry seed or a new municipality created by law: its figures with date and source."""
         history = {
-            figure: [{"value": entry.value, "as_of": entry.as_of, "source": entry.source}]
+            figure: [{"value": entry.value, "as_of": entry.as_of, "source": entry.source,
+                      **({"holds_before_as_of": True} if entry.holds_before_as_of else {})}]
             for figure, entry in (figures or {}).items()
         }
         return cls._start(
@@ -190,13 +194,17 @@ class Municipality(ChainedAggregate):
         )
 
     def figure_on(self, figure: str, day: date) -> Figure | None:
-        """The figure in force on `day`: the latest entry dated on or before it, the last recorded of a day (None:
-        unknown). Each history is kept in date order (`_file_figure`), so this is a binary search."""
+        """The figure in force on `day`: the latest entry dated on or before it, the last recorded of a day, or
+        before every entry the seed's area (`Figure.holds_before_as_of`); None: unknown. Each history is kept in
+        date order (`_file_figure`), so this is a binary search."""
         history = self.figures.get(figure, [])
         position = bisect_right(history, day, key=_as_of)
-        if position == 0:
-            return None
-        current = history[position - 1]
+        if position == 0:  # nothing dated on or before `day`: the seed's area, if it stands before its date
+            current = next((entry for entry in history if entry.get("holds_before_as_of")), None)
+            if current is None:
+                return None
+        else:
+            current = history[position - 1]
         if current["value"] is None:  # made unknown by a law that moved an unknown part of it (domain/law_effects.py)
             return None
         return Figure(figure_value(figure, current["value"]), current["as_of"], current["source"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -273,6 +274,49 @@ def test_from_the_day_lc_132_2004_entered_into_force_the_plebiscite_may_be_dispe
     case = dismemberment(app, date(2004, 1, 5), XAPURI, CAPIXABA, "100", ceding_area="5000")
     app.dispense_plebiscite(case, MESA, on, justification="limites")
     assert app.get_case(case).dispensation["on"] == on
+
+
+def seeded_dismemberment(app: Tramita, opened: date, area_km2: str) -> str:
+    """Art. 1 §4, 28: Assis Brasil cedes `area_km2` to Brasiléia, both areas as the registry was seeded (4,974.175
+    and 3,916.502 km²), nothing recorded; both councils approve."""
+    case = app.open_case(GOVERNOR, opened, kind="dismemberment", municipalities=[ASSIS_BRASIL], receiving=BRASILEIA,
+                         areas=[{"municipality": ASSIS_BRASIL, "area_km2": area_km2, "description": "a faixa"}]).number
+    for code in (ASSIS_BRASIL, BRASILEIA):
+        app.record_council_decree(case, municipal("council", code), day(opened, 5), municipality=code,
+                                  decree=f"DL {code}", seats=10, yes_votes=6)
+    return case
+
+
+@pytest.mark.parametrize("on", [date(2004, 1, 29), date(2022, 7, 31), date(2022, 8, 1)])
+def test_a_dismemberment_before_the_seed_s_2022_date_is_judged_on_the_seeded_area_of_the_territory(on):
+    """Art. 1-I on the seed's area (IBGE, 2022): the territory's measure stands before its date while no area is
+    recorded for those days. 15% of 4,974.175 km² is 746.12625 km²."""
+    app = new_app()
+    case = seeded_dismemberment(app, day(on, -20), "746.126")
+    app.dispense_plebiscite(case, MESA, on, justification="Art. 1-II: limites naturais")
+    assert app.get_case(case).dispensation["figures"][ASSIS_BRASIL]["max_share"] == "15.00%"
+
+
+def test_a_dismemberment_on_the_seeded_area_ceding_just_over_15_percent_must_hold_a_plebiscite():
+    app = new_app()
+    case = seeded_dismemberment(app, date(2004, 1, 9), "746.127")
+    refused(app, case, lambda: app.dispense_plebiscite(case, MESA, date(2004, 1, 29), justification="limites"),
+            article="art-1-I", contains=("746.127 km²", "4974.175 km²"))
+
+
+def test_an_area_recorded_for_an_earlier_day_wins_over_the_seed_s_from_that_day_and_the_seed_s_again_from_2022():
+    """A recorded area stands from its own date; before it the seed's area stands; from the seed's date (2022-08-01)
+    the seed's, the later measure, stands again. Population and voters of the seed are unknown before their
+    dates: they change by themselves."""
+    app = new_app()
+    record_origin(app, ASSIS_BRASIL, date(2003, 1, 1), area_km2="5100")
+    municipality = app.municipality(ASSIS_BRASIL)
+    assert municipality.figure_on("area_km2", date(2002, 12, 31)).value == Decimal("4974.175")
+    assert municipality.figure_on("area_km2", date(2003, 1, 1)).value == Decimal("5100")
+    assert municipality.figure_on("area_km2", date(2022, 7, 31)).value == Decimal("5100")
+    assert municipality.figure_on("area_km2", date(2022, 8, 1)).value == Decimal("4974.175")
+    assert municipality.figure_on("population", date(2022, 7, 31)) is None
+    assert municipality.figure_on("population", date(2022, 8, 1)).value == 8100
 
 
 def test_a_creation_can_never_be_dispensed_from_its_plebiscite_however_small_the_area():
