@@ -108,7 +108,8 @@ class SignatureSchema(Schema):
     section = reference("electoral section")
     area = Reference(load_default=None, metadata={
         "description": "the part of the area the voter resides in: the IBGE code of its municipality, or the "
-                       "district's name as `areas[].district` gives it (or both, `1200302/Vila Nova`)"})
+                       "district's name as `areas[].district` gives it (or both, `1200302/Vila Nova`); may be left "
+                       "out when the petition's area has one part"})
 
 
 class PetitionSchema(ActSchema):

@@ -485,6 +485,28 @@ def test_a_voters_representation_with_30_valid_signatures_opens_the_case():
     assert case.initiator == "voters" and case.signature_count == 30
 
 
+@pytest.mark.parametrize("area", ["left out", None, " "])
+def test_a_voters_representation_over_one_area_whose_signatures_give_only_zone_section_and_title_opens_the_case(
+        area):
+    """Art. 8 identifies each voter by zone, section and voter title; with one part of area, the part each voter
+    resides in goes without saying."""
+    app = new_app()
+    signed = [{k: v for k, v in s.items() if k != "area"} | ({} if area == "left out" else {"area": area})
+              for s in signatures(30, FEIJO)]
+    opened = open_by_voters(app, date(2026, 3, 2), signed)
+    assert app.get_case(opened.number).signatures_per_area == {FEIJO: 30}
+
+
+def test_a_representation_over_two_municipalities_needs_each_signature_s_area_to_count_each_area():
+    app = new_app()
+    signed = signatures(30, FEIJO) + signatures(30, TARAUACA, first=100)
+    del signed[40]["area"]
+    with pytest.raises(InvalidActError) as refusal:
+        open_by_voters(app, date(2026, 3, 2), signed, (FEIJO, TARAUACA))
+    assert refusal.value.field == "signatures[40].area" and "Art. 8 par. ún." in refusal.value.message
+    no_case_numbered(app, "LC35-2026-0001")
+
+
 def test_a_voter_title_signed_twice_is_refused_even_when_typed_differently():
     app = new_app()
     signed = signatures(30, FEIJO)

@@ -118,7 +118,9 @@ def _area_key(area: dict[str, Any]) -> str:
 def _signatures_by_area(signatures: list[Any], area_keys: list[str]) -> list[Any]:
     """Art. 8 par. ún.: each signature's area as the petition's key for it (`code/district` for a district): a
     signature may name the part by its key, by its municipality's code when that municipality has one part, or by
-    the district's name when one part has it. Anything else is left as given, and refused naming the signature."""
+    the district's name when one part has it; with one part, a signature that names none is that part's (Art. 8
+    asks only zone, section and title). Anything else is left as given, and refused naming the signature."""
+    only = area_keys[0] if len(area_keys) == 1 else None
     aliases: dict[str, list[str]] = {}
     for key in area_keys:
         code, _, district = key.partition("/")
@@ -126,7 +128,10 @@ def _signatures_by_area(signatures: list[Any], area_keys: list[str]) -> list[Any
             aliases.setdefault(alias, []).append(key)
     resolved = []
     for signature in signatures:
-        if isinstance(signature, dict) and isinstance(signature.get("area"), str):
+        if isinstance(signature, dict) and only is not None and (
+                signature.get("area") is None or (isinstance(signature["area"], str) and not signature["area"].strip())):
+            signature = {**signature, "area": only}
+        elif isinstance(signature, dict) and isinstance(signature.get("area"), str):
             keys = aliases.get(signature["area"].strip(), [])
             if len(keys) == 1:
                 signature = {**signature, "area": keys[0]}
