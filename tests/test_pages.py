@@ -141,7 +141,8 @@ def test_a_form_without_its_csrf_token_is_refused_and_changes_nothing(api):
 
 
 def test_after_signing_in_only_a_path_of_this_site_is_followed(api):
-    for target in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "processos"):
+    for target in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "processos",
+                   "/processos\r\nSet-Cookie: x=y", "/processos\x00", "/processos\x7f"):
         api.client = api.flask.test_client()
         assert sign_in(api.client, api.token("auditor"), proximo=target).headers["Location"] == "/processos"
     api.client = api.flask.test_client()
@@ -240,7 +241,9 @@ def test_before_its_first_act_the_case_file_says_the_case_did_not_exist_yet(api)
 
 
 @pytest.mark.parametrize("query", ["data=1992-13-01", "data=1992-01-08&registrado_antes=2026-11-30T10:00",
-                                   "registrado_antes=ontem"])
+                                   "registrado_antes=ontem", "registrado_antes=9999-12-31T23:59",
+                                   "registrado_antes=0001-01-01T00:00%2B14:00", "data=0001-01-01",
+                                   "data=9999-12-31"])
 def test_a_view_asked_with_a_value_it_cannot_read_says_so_in_portuguese(api, query):
     sign_in(api.client, api.token("auditor"))
     answer = api.client.get(f"/processos/{CASE_1991}?{query}")

@@ -16,6 +16,7 @@ from flask import Blueprint, g, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
+from api.fields import EARLIEST_DAY, LATEST_DAY
 from api.http import read_store, settings, tramita
 from api.i18n import LANGUAGE_COOKIE, PAGE_LOCALES, locale_name
 from api.pages import axis, casefile, format as fmt, session
@@ -99,7 +100,8 @@ def _safe_next(target: str | None) -> str:
     if not target:
         return url_for("pages.cases")
     parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target \
+            or not target.isprintable():  # no control character (CR, LF) reaches a Location header
         return url_for("pages.cases")
     return target
 
@@ -132,14 +134,23 @@ def sign_out() -> Response:
     return redirect(url_for("pages.home"), 303)
 
 
+def _within(day: date, raw: str) -> None:
+    """The API's range of days (api/fields.py): beyond it a moment's conversion to another zone overflows."""
+    if not EARLIEST_DAY <= day <= LATEST_DAY:
+        raise PageError(400, _("%(value)s is outside %(earliest)s to %(latest)s.", value=raw,
+                               earliest=EARLIEST_DAY.isoformat(), latest=LATEST_DAY.isoformat()))
+
+
 def _day(name: str) -> date | None:
     raw = request.args.get(name, "").strip()
     if not raw:
         return None
     try:
-        return date.fromisoformat(raw)
+        day = date.fromisoformat(raw)
     except ValueError:
         raise PageError(400, _("%(value)s is not a date (AAAA-MM-DD).", value=raw)) from None
+    _within(day, raw)
+    return day
 
 
 def _moment(name: str) -> datetime | None:
@@ -150,6 +161,7 @@ def _moment(name: str) -> datetime | None:
         moment = datetime.fromisoformat(raw)
     except ValueError:
         raise PageError(400, _("%(value)s is not a date and time (AAAA-MM-DDTHH:MM).", value=raw)) from None
+    _within(moment.date(), raw)
     return moment if moment.tzinfo else moment.replace(tzinfo=LEGAL_TIMEZONE)
 
 
