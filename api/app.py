@@ -32,7 +32,7 @@ from flask_smorest import Api
 from flask_smorest.utils import prepare_response
 
 from api import errors
-from api.body import DEFAULT_MAX_BODY_BYTES, drain_unread_body, read_body
+from api.body import DEFAULT_MAX_BODY_BYTES, check_query, drain_unread_body, read_body
 from api.documents import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_CEILING
 from api.errors import PROBLEM_JSON, ProblemSchema
 from api.examples import ExamplesPlugin
@@ -152,6 +152,7 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, subscriptions.blp,
                       documents.blp, views.health):
         api.register_blueprint(blueprint)
+    flask.before_request(check_query)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read
     flask.after_request(drain_unread_body)  # ... but a refused one is dropped, so that a proxy reads the refusal
     pages.register(flask, config)  # the pages people read (api/pages), after the API's own checks

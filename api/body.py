@@ -83,6 +83,31 @@ def read_body() -> None:
                       field="body", errors={"json": {"body": [str(malformed)]}}) from None
 
 
+#: Endpoints whose query strings are not the API's: its documents and static files, and the liveness check (which
+#: a monitor may call with a cache-busting parameter).
+OPEN_QUERY_ENDPOINTS = frozenset({"static", "docs", "docs_static", "api-docs.openapi_json", "health.health"})
+
+
+def check_query() -> None:
+    """Before every API request: a query parameter given twice is refused (422 naming it: which of the two would
+    count is a guess), and so is any parameter of an operation that takes none (an `as_of` sent to the export,
+    which has no such view, must not be answered with the case as it stands now as if it had been heard). The
+    operations that take parameters refuse an unknown one by their schema."""
+    if not request.args or request.endpoint is None or request.blueprint == "pages" \
+            or request.endpoint in OPEN_QUERY_ENDPOINTS:
+        return
+    for name in request.args:
+        if len(request.args.getlist(name)) > 1:
+            raise Problem(422, _("the query parameter %(name)s is given more than once", name=name), field=name,
+                          errors={"query": {name: ["given more than once"]}})
+    view = current_app.view_functions.get(request.endpoint)
+    arguments = (getattr(view, "_apidoc", None) or {}).get("arguments", {}).get("parameters", [])
+    if not any(argument.get("in") == "query" for argument in arguments):
+        name = next(iter(request.args))
+        raise Problem(422, _("this operation takes no query parameter; %(name)s is not one", name=name), field=name,
+                      errors={"query": {name: ["Unknown field."]}})
+
+
 #: How much of a refused request's unread body is read at a time to be dropped (`drain_unread_body`).
 DRAIN_CHUNK = 64 * 1024
 
@@ -143,7 +168,8 @@ def strict_json(data: bytes) -> Any:
     if text.count("[") + text.count("{") > MAX_JSON_DEPTH and nesting_depth(text) > MAX_JSON_DEPTH:
         raise MalformedBodyError(f"arrays and objects are nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_no_constant, parse_int=_integer, parse_float=_float)
+        return json.loads(text, parse_constant=_no_constant, parse_int=_integer, parse_float=_float,
+                          object_pairs_hook=_object)
     except json.JSONDecodeError as error:
         raise MalformedBodyError(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
 
@@ -156,6 +182,17 @@ def nesting_depth(text: str) -> int:
     """
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).encode("ascii")
     return max(accumulate(array("b", brackets.translate(_STEPS))), default=0)
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (RFC 8259 §4: otherwise which one counts is the reader's guess;
+    a body whose `value` says 10 then 20 is refused, not recorded as 20)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise MalformedBodyError(f"the key {twice!r} is given twice in one object")
+    return found
 
 
 def _no_constant(name: str) -> Any:

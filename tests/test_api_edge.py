@@ -177,6 +177,19 @@ HOSTILE = [
                              content_type="application/json; charset=latin-1", **{"If-Match": '"1"'}),
             415, "Content-Type"),
     Hostile("a JSON array instead of an object", lambda e: e.act([REQUISITION]), 422, None),
+    Hostile("a key given twice in one object (which would count is a guess)",
+            lambda e: e.post(f"/municipalities/{FEIJO}/figures", "ibge", raw=json.dumps(figure("420")).replace(
+                '"value": "420"', '"value": "420", "value": "999"')), 400, "body"),
+    Hostile("a key given twice in a nested object", lambda e: e.act(raw=json.dumps(
+        {**REQUISITION, "attachments": [{"sha256": "a"}]}).replace('"sha256": "a"', '"sha256": "a", "sha256": "b"')),
+        400, "body"),
+    Hostile("a query parameter given twice", lambda e: e.api.get("/cases?limit=1&limit=2"), 422, "limit"),
+    Hostile("an as-of date sent to the export, which has no such view",
+            lambda e: e.api.get("/cases/{case}/export?as_of=2026-01-01".format(case=e.case)), 422, "as_of"),
+    Hostile("a parameter sent to the verification, which takes none",
+            lambda e: e.api.get("/cases/{case}/verify?all=1".format(case=e.case)), 422, "all"),
+    Hostile("a query parameter sent with an act", lambda e: e.post(
+        "/cases/{case}/acts/requisition-issued?dry_run=1", body=REQUISITION, **{"If-Match": '"1"'}), 422, "dry_run"),
     Hostile("a zero-denominator share", lambda e: e.post("/cases/{case}/acts/law-enacted", "governor", body={
         "occurred_on": "2026-03-05", "law": "LC 1", "reintegration": {FEIJO: "1/0"}}, **{"If-Match": '"1"'}),
         422, f"reintegration.{FEIJO}.value"),
