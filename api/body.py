@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from array import array
 from decimal import Decimal, InvalidOperation
 from itertools import accumulate
@@ -134,6 +136,21 @@ def drain_unread_body(response: Any) -> Any:
     return response
 
 
+@contextmanager
+def reading_body() -> Iterator[None]:
+    """Reading a request's body from the server: a framing its parser refuses (a chunked body's broken framing
+    or trailer, gunicorn's ParseException) is 400 naming the body, and a body that stops coming 408, not a 500."""
+    from gunicorn.http.errors import ParseException
+
+    try:
+        yield
+    except ParseException as malformed:
+        raise Problem(400, _("the body's framing is malformed: %(fault)s", fault=str(malformed) or
+                             type(malformed).__name__), kind="malformed-body", field="body") from None
+    except OSError:  # TimeoutError included: the server's time for reading a request is up, or the client left
+        raise Problem(408, _("the body did not arrive in time"), kind="body-timeout", field="body") from None
+
+
 def _within(limit: int) -> bytes | None:
     """The body if it has at most `limit` bytes, else None, reading no more than `limit` + 1 bytes of it: none when
     its Content-Length is larger, and of a chunked body (no Content-Length) only until one byte too many came."""
@@ -141,12 +158,13 @@ def _within(limit: int) -> bytes | None:
         return None
     chunks, size = [], 0
     try:
-        while size <= limit:
-            chunk = request.stream.read(limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        with reading_body():
+            while size <= limit:
+                chunk = request.stream.read(limit + 1 - size)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
     except RequestEntityTooLarge:  # Werkzeug's own limit (MAX_CONTENT_LENGTH, set one byte above ours)
         return None
     return None if size > limit else b"".join(chunks)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from flask import Response, current_app, g, request
 from flask_smorest import Blueprint
 
+from api.body import reading_body
 from api.errors import Problem
 from api.http import errors_doc
 from audit.documents import DOCUMENT_TYPES, EXTENSIONS, Documents, media_type_of
@@ -98,7 +99,8 @@ def upload() -> Response:
     if request.content_length is not None and request.content_length > limit:
         raise _too_large(limit)
     request.max_content_length = limit + 1  # Werkzeug's own limit is the JSON bodies' (api/app.py)
-    content = read_upload(request.stream, limit)
+    with reading_body():
+        content = read_upload(request.stream, limit)
     if not content:
         raise Problem(400, "o corpo está vazio: envie os bytes do documento", kind="empty-document", field="body")
     found = media_type_of(content)

@@ -64,10 +64,10 @@ def problem_document(status: int, detail: str, *, kind: str | None = None, **ext
     return body
 
 
-def problem_bytes(status: int, detail: str, *, kind: str | None = None) -> bytes:
+def problem_bytes(status: int, detail: str, *, kind: str | None = None, **extensions: Any) -> bytes:
     """The problem as a response body, for answers given before the app is reached (api/serve.py: gunicorn's
-    own 400/414/431 and the request timeout's 408)."""
-    return json.dumps(problem_document(status, detail, kind=kind), ensure_ascii=False).encode("utf-8")
+    own 400/414/431, and the loop's 408, 413, 400 and 503)."""
+    return json.dumps(problem_document(status, detail, kind=kind, **extensions), ensure_ascii=False).encode("utf-8")
 
 
 def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None,

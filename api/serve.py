@@ -4,13 +4,20 @@ Each gunicorn worker builds its own application after the fork (one application 
 so no database connection is shared across a fork).
 
 Slow clients. The workers are gunicorn's threaded workers (`gthread`) with the request read off the threads:
-`TramitaWorker` keeps every connection on its event loop until a whole request has arrived (its head, and its
-body when the Content-Length is at most BUFFERED_BODY), and only then hands it to one of its THREADS threads. So
-an idle connection, or one sending its request slowly, holds no thread; it has REQUEST_TIMEOUT seconds from being
-accepted (or from its first byte after a keep-alive pause) to send its request, after which it is answered 408
-(problem+json) and closed. A head over MAX_HEAD_BYTES is answered 431. Kept-alive connections idle for KEEPALIVE
-seconds are closed. A thread's own reads (a larger or chunked body) and writes (the response) wait IO_TIMEOUT
-seconds at most each. gunicorn's own error answers (400, 414, 431, 500, ...) are problem+json, like the app's.
+`TramitaWorker` keeps every connection on its event loop until a whole request has arrived, its head and its body
+(by its Content-Length, or chunked to its last chunk), and only then hands it to one of its THREADS threads. So an
+idle connection, or one sending its request slowly, holds no thread. It has REQUEST_TIMEOUT seconds from being
+accepted (or from its first byte after a keep-alive pause) to send its head and a body of up to BUFFERED_BODY
+bytes; a larger or chunked body has BODY_SECONDS from the head's end (an upload of 10 MiB at ~175 KiB/s). Past
+its time it is answered 408 (problem+json) and closed. A head over MAX_HEAD_BYTES is answered 431, a body larger
+than the largest the app takes (TRAMITA_MAX_BODY_BYTES, TRAMITA_MAX_DOCUMENT_BYTES) 413 before it is read, a
+chunked body whose framing is broken 400. The bodies arriving at once on a worker may hold BODY_BUDGET bytes in
+all (by their Content-Length, or what a chunked one has sent): past that a request with a body is answered 503
+with Retry-After, so many slow bodies cannot exhaust the memory, while requests without one are still read. A
+client that sends `Expect: 100-continue` is told to go on by the loop. Kept-alive connections idle for KEEPALIVE
+seconds are closed. A thread reads only what has arrived (a framing the loop leaves to gunicorn's parser, which
+refuses it, reads IO_TIMEOUT seconds in all at most) and waits IO_TIMEOUT seconds at most on a write of the
+answer. gunicorn's own error answers (400, 414, 431, 500, ...) are problem+json, like the app's.
 
 Connections spread over the workers. Every worker watches the one listening socket, and the worker that wins a
 new connection keeps it (and its kept-alive requests): left alone, the worker that just served a request wins
@@ -18,8 +25,10 @@ nearly every time, and the 16 connections of a client pool, or of a proxy that k
 land on one worker while the others idle (half the throughput on two workers, measured). So a worker already
 holding at least as many connections as it has threads lets a new one wait ACCEPT_DEFER seconds for each
 connection beyond that (ACCEPT_DEFER_CAP at most) before it takes it, no longer watching the socket meanwhile: a
-less busy worker takes it first; if none did, the deferring worker takes it when its wait is over. A single
-worker never defers.
+less busy worker takes it first; if none did, the deferring worker takes every connection then waiting, so that
+a flood of new connections delays the others by ACCEPT_DEFER_CAP at most. A single worker never defers. A worker
+close to its `worker_connections` closes the connection that has waited longest for its request to arrive (with
+408 when it had sent part of one) to take a new one: idle connections cannot fill it and leave the rest waiting.
 
 Configuration, lowest precedence first: tramita's settings below (DEFAULTS), a gunicorn configuration file
 (`tramita serve -c FILE`, else TRAMITA_GUNICORN_CONFIG, else a `-c FILE` in GUNICORN_CMD_ARGS), GUNICORN_CMD_ARGS,
@@ -30,13 +39,18 @@ front: it buffers whole requests and answers slow and abusive clients itself.
 from __future__ import annotations
 
 import errno
+import heapq
+import itertools
+import os
+import re
 import selectors
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
@@ -50,9 +64,19 @@ from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 REQUEST_TIMEOUT = 10.0
 #: A request head longer than this (bytes) is answered 431 without reading more.
 MAX_HEAD_BYTES = 64 * 1024
-#: A body of up to this many bytes (by its Content-Length) arrives before a thread takes the request; a larger or
-#: chunked one is read by the thread, IO_TIMEOUT per read.
+#: A body of up to this many bytes (by its Content-Length) arrives within REQUEST_TIMEOUT; a larger or chunked one
+#: has BODY_SECONDS from the head's end. Either arrives whole before a thread takes the request.
 BUFFERED_BODY = 1024 * 1024
+#: Seconds a body larger than BUFFERED_BODY, or chunked, has from the end of the head to arrive whole (the
+#: documents' upload time, api/documents.py).
+BODY_SECONDS = 60.0
+#: Bytes the bodies arriving at once on one worker may hold in all (their Content-Lengths, or what a chunked one
+#: has sent); past that, a request with a body is answered 503 with Retry-After.
+BODY_BUDGET = 64 * 1024 * 1024
+#: Seconds a client answered 503 for the budget is asked to wait before it tries again.
+BUSY_RETRY_AFTER = 2
+#: The longest line of a chunked body's framing (a chunk's size and its extensions, or a trailer field).
+MAX_CHUNK_LINE = 4096
 #: Seconds a thread waits on one read from or one write to a client.
 IO_TIMEOUT = 10.0
 #: Seconds an idle kept-alive connection stays open.
@@ -65,6 +89,8 @@ READ_CHUNK = 64 * 1024
 #: less busy worker to take it; and the longest such wait.
 ACCEPT_DEFER = 0.002
 ACCEPT_DEFER_CAP = 0.025
+#: The most connections a worker takes at once when its deferral ends (the loop then serves the others' events).
+ACCEPT_BURST = 256
 
 #: tramita's gunicorn settings (a configuration file, GUNICORN_CMD_ARGS and the command line override them).
 DEFAULTS: dict[str, Any] = {
@@ -112,14 +138,41 @@ def serve(bind: str | None = None, workers: int | None = None, *, config_file: s
 
 
 class BoundedSocket(socket.socket):
-    """A client socket whose blocking mode waits IO_TIMEOUT seconds at most per read or write (gunicorn sets its
-    sockets blocking before each request; each wait is bounded instead)."""
+    """A client socket whose blocking mode waits IO_TIMEOUT seconds at most per write, and whose reads by a thread
+    end IO_TIMEOUT seconds after the request was handed to it, however slowly bytes come (gunicorn sets its sockets
+    blocking before each request; each wait is bounded instead). The request has arrived whole by then: a thread
+    reads from the socket only for a framing the loop left to gunicorn's parser."""
+
+    #: When a thread's reads of the current request must end (None: the loop reads, without blocking).
+    reads_until: float | None = None
 
     def setblocking(self, flag: bool) -> None:
         if flag:
             self.settimeout(IO_TIMEOUT)
         else:
             super().setblocking(False)
+
+    def recv(self, size: int, flags: int = 0) -> bytes:
+        with self._bounded_read():
+            return super().recv(size, flags)
+
+    def recv_into(self, buffer: Any, size: int = 0, flags: int = 0) -> int:
+        with self._bounded_read():
+            return super().recv_into(buffer, size, flags)
+
+    @contextmanager
+    def _bounded_read(self) -> Iterator[None]:
+        if self.reads_until is None or self.gettimeout() == 0.0:  # the loop's own, non-blocking reads
+            yield
+            return
+        left = self.reads_until - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request was not read within its time")
+        self.settimeout(min(IO_TIMEOUT, left))
+        try:
+            yield
+        finally:
+            self.settimeout(IO_TIMEOUT)  # the answer's writes wait IO_TIMEOUT each again
 
 
 class Connection(TConn):
@@ -131,7 +184,14 @@ class Connection(TConn):
         self.start = 0  # where the request line starts in `received` (empty lines before it skipped)
         self.scanned = 0  # bytes of `received` already searched for the end of the head
         self.expected: int | None = None  # once the head has ended: the bytes to wait for, head and body
+        self.head_ended = False  # the head has arrived, and what it says of its body is known:
+        self.declared = 0  # the body's Content-Length (0: none; for a chunked body, what it has sent so far)
+        self.chunks: Chunks | None = None  # a chunked body's framing, read as it arrives
+        self.continue_asked = False  # `Expect: 100-continue`
+        self.admitted = False  # its body has been weighed against the worker's budget (BODY_BUDGET)
+        self.reserved = 0  # the bytes of the budget it holds
         self.deadline = 0.0
+        self.allowed = REQUEST_TIMEOUT  # the seconds its request has (BODY_SECONDS once a large body is coming)
         self.ready = False  # a whole request has arrived: a thread may take it
         self.data_ready = True  # so gunicorn's thread never waits for data itself
 
@@ -146,19 +206,23 @@ class Connection(TConn):
             self.received.clear()
             self.start = self.scanned = 0
             self.expected = None
+            self.head_ended, self.declared, self.chunks, self.continue_asked = False, 0, None, False
+            self.admitted = False
 
 
 WAIT, READY, TOO_LARGE = "wait", "ready", "too-large"
+BODY_TOO_LARGE, MALFORMED = "body-too-large", "malformed"
 
 
-def arrival(connection: Connection) -> str:
-    """Has a whole request arrived (READY), is more to come (WAIT), or is its head too large (TOO_LARGE)?
+def arrival(connection: Connection, largest: int) -> str:
+    """Has a whole request arrived (READY), is more to come (WAIT), is its head too large (TOO_LARGE), its body
+    larger than `largest` (BODY_TOO_LARGE), or its chunked framing broken (MALFORMED)?
 
     Empty lines before the request line are skipped (RFC 9112, 2.2). The head ends at the first empty line. The
     work is incremental (each byte is looked at once), so a client sending a byte at a time costs no more.
     """
     received = connection.received
-    if connection.expected is None:
+    if not connection.head_ended:
         start = connection.start
         while start < len(received) and received[start] in b"\r\n":
             start += 1
@@ -169,34 +233,107 @@ def arrival(connection: Connection) -> str:
             return TOO_LARGE if len(received) > MAX_HEAD_BYTES else WAIT
         if end + 4 > MAX_HEAD_BYTES:
             return TOO_LARGE
-        connection.expected = end + 4 + buffered_body(bytes(received[start:end]))
+        framing, length, connection.continue_asked = body_framing(bytes(received[start:end]))
+        connection.head_ended = True
+        if framing == CHUNKED:
+            connection.chunks = Chunks(end + 4)
+        else:
+            if length > largest:
+                return BODY_TOO_LARGE
+            connection.declared = length
+            connection.expected = end + 4 + length
+    if connection.chunks is not None and connection.expected is None:
+        state = connection.chunks.read(received, largest)
+        connection.declared = connection.chunks.size
+        if state != READY:
+            return state
+        connection.expected = connection.chunks.position
     return READY if len(received) >= connection.expected else WAIT
 
 
-def buffered_body(head: bytes) -> int:
-    """The body's bytes to wait for before a thread takes the request: its length when a single, plain
-    Content-Length of at most BUFFERED_BODY announces it; otherwise 0 (the parser, in the thread, reads any
-    other framing, or refuses it)."""
-    lengths, other_framing = set(), False
+PLAIN, CHUNKED = "plain", "chunked"
+#: A trailer field line: a token (RFC 9110, 5.6.2), a colon, then visible characters, spaces and tabs.
+_FIELD_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*")
+
+
+def body_framing(head: bytes) -> tuple[str, int, bool]:
+    """What the head says of its body: CHUNKED (`Transfer-Encoding: chunked` alone), or PLAIN with the length of a
+    single, plain Content-Length (0 when there is none, or for any other framing, which gunicorn's parser refuses
+    without reading a body); and whether the client waits for `100 Continue` (HTTP/1.1 `Expect: 100-continue`)."""
+    lengths, encodings, expects = set(), [], False
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
         if name == b"content-length":
             lengths.add(value.strip())
         elif name == b"transfer-encoding":
-            other_framing = True
-    if other_framing or len(lengths) != 1 or not next(iter(lengths)).isdigit():
-        return 0
-    length = int(next(iter(lengths)))
-    return length if length <= BUFFERED_BODY else 0
+            encodings.append(value.strip().lower())
+        elif name == b"expect":
+            expects = value.strip().lower() == b"100-continue"
+    expects = expects and head.split(b"\r\n", 1)[0].rstrip().endswith(b"HTTP/1.1")
+    if encodings:
+        return (CHUNKED if encodings == [b"chunked"] and not lengths else PLAIN), 0, expects
+    if len(lengths) != 1 or not next(iter(lengths)).isdigit() or len(next(iter(lengths))) > 18:
+        return PLAIN, 0, expects
+    return PLAIN, int(next(iter(lengths))), expects
 
 
-def problem_response(status: int, reason: str, detail: str) -> bytes:
+class Chunks:
+    """A chunked body's framing (RFC 9112, 7.1), read as its bytes arrive: each byte is looked at once."""
+
+    _HEX = frozenset(b"0123456789abcdefABCDEF")
+
+    def __init__(self, position: int) -> None:
+        self.position = position  # where in the connection's bytes the framing is read on from
+        self.phase = "size"  # size line, data, the CRLF after the data, trailer lines
+        self.left = 0  # the current chunk's bytes still to come
+        self.size = 0  # the body's bytes so far (the chunks' data, without the framing)
+
+    def read(self, received: bytearray, largest: int) -> str:
+        while True:
+            if self.phase == "data":
+                taken = min(self.left, len(received) - self.position)
+                self.position += taken
+                self.left -= taken
+                if self.left:
+                    return WAIT
+                self.phase = "crlf"
+            if self.phase == "crlf":
+                if len(received) - self.position < 2:
+                    return WAIT
+                if received[self.position:self.position + 2] != b"\r\n":
+                    return MALFORMED
+                self.position += 2
+                self.phase = "size"
+            end = received.find(b"\r\n", self.position, self.position + MAX_CHUNK_LINE + 2)
+            if end < 0:
+                return MALFORMED if len(received) - self.position > MAX_CHUNK_LINE else WAIT
+            line = bytes(received[self.position:end])
+            self.position = end + 2
+            if self.phase == "trailer":
+                if not line:
+                    return READY
+                if not _FIELD_LINE.fullmatch(line):
+                    return MALFORMED
+                continue
+            digits = line.split(b";", 1)[0].rstrip(b" \t")
+            if not digits or len(digits) > 16 or not set(digits) <= self._HEX:
+                return MALFORMED
+            self.left = int(digits, 16)
+            self.size += self.left
+            if self.size > largest:
+                return BODY_TOO_LARGE
+            self.phase = "data" if self.left else "trailer"
+
+
+def problem_response(status: int, reason: str, detail: str, *, field: str | None = None,
+                     headers: dict[str, str] | None = None) -> bytes:
     """A whole HTTP/1.1 answer carrying a problem+json body; the connection closes after it."""
     from api.errors import PROBLEM_JSON, problem_bytes
 
-    body = problem_bytes(status, detail)
-    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: {PROBLEM_JSON}\r\n"
+    body = problem_bytes(status, detail, field=field)
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
+    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: {PROBLEM_JSON}\r\n{extra}"
             f"Content-Length: {len(body)}\r\n\r\n")
     return head.encode("latin-1") + body
 
@@ -213,8 +350,16 @@ class TramitaWorker(ThreadWorker):
     TLS), are served as gthread serves them."""
 
     def init_process(self) -> None:
+        from api.app import settings_from
+
         util.write_error = write_problem  # this worker process's own error answers are problem+json
-        self._arriving: dict[Connection, None] = {}  # by deadline: each joins with now + REQUEST_TIMEOUT
+        settings = settings_from({k: v for k, v in os.environ.items() if k.startswith("TRAMITA_")})
+        #: The largest body the app takes (a JSON body's limit, or a document's): a larger one is 413 at once.
+        self._largest_body = max(settings["max_body_bytes"], settings["max_document_bytes"])
+        self._arriving: dict[Connection, None] = {}  # the connections whose request is arriving, oldest first
+        self._deadlines: list[tuple[float, int, Connection]] = []  # a heap; an entry whose deadline moved is stale
+        self._entries = itertools.count()
+        self._reserved = 0  # of BODY_BUDGET, by the bodies arriving
         self._stop_deadline: float | None = None
         #: While a new connection is left for a less busy worker (see the module's docstring): until when.
         self._deferring_until: float | None = None
@@ -246,33 +391,52 @@ class TramitaWorker(ThreadWorker):
             else:
                 self._deferring_until = None
                 if self.alive:  # stopping: gunicorn's loop no longer accepts
-                    for listener in self.sockets:
-                        self._take(listener)
+                    for listener in self.sockets:  # every connection waiting, not one: a flood waits no longer
+                        for _ in range(ACCEPT_BURST):
+                            if self.nr_conns >= self.worker_connections or not self._take(listener):
+                                break
                     self.set_accept_enabled(self.nr_conns < self.worker_connections)
         super().wait_for_and_dispatch_events(timeout)
 
-    def _take(self, listener: socket.socket) -> None:
+    def _take(self, listener: socket.socket) -> bool:
+        """Accept one connection (False: none was waiting)."""
         try:
             raw, client = listener.accept()
         except OSError as error:
             if error.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
-            return
+            return False
         self.nr_conns += 1
+        if self.nr_conns >= self.worker_connections - 1 and self._arriving:
+            self._evict()
         if not self._reads_off_thread(client):
             raw.setblocking(True)
-            return super().enqueue_req(TConn(self.cfg, raw, client, listener.getsockname()))
+            super().enqueue_req(TConn(self.cfg, raw, client, listener.getsockname()))
+            return True
         sock = BoundedSocket(raw.family, raw.type, raw.proto, fileno=raw.detach())
         self._await_request(Connection(self.cfg, sock, client, listener.getsockname()))
+        return True
+
+    def _evict(self) -> None:
+        """Room for a new connection: the one that has waited longest for its request to arrive is closed (408 when
+        it had sent part of one), so that idle connections never fill the worker."""
+        silent = next((connection for connection in self._arriving if not connection.received), None)
+        oldest = silent or next(iter(self._arriving))
+        self._close(oldest, self._timeout_answer(oldest))
 
     def _await_request(self, connection: Connection) -> None:
         """Watch the connection until its request has arrived (or its time is up)."""
-        connection.deadline = time.monotonic() + REQUEST_TIMEOUT
         self._arriving[connection] = None
+        connection.allowed = REQUEST_TIMEOUT
+        self._set_deadline(connection, time.monotonic() + REQUEST_TIMEOUT)
         connection.sock.setblocking(False)
         self.poller.register(connection.sock, selectors.EVENT_READ, partial(self._on_readable, connection))
         if connection.received:  # pipelined behind the last request: it may be whole already
             self._judge(connection)
+
+    def _set_deadline(self, connection: Connection, deadline: float) -> None:
+        connection.deadline = deadline
+        heapq.heappush(self._deadlines, (deadline, next(self._entries), connection))
 
     def _on_readable(self, connection: Connection, _: Any) -> None:
         try:
@@ -287,10 +451,21 @@ class TramitaWorker(ThreadWorker):
         self._judge(connection)
 
     def _judge(self, connection: Connection) -> None:
-        state = arrival(connection)
+        state = arrival(connection, self._largest_body)
         if state == TOO_LARGE:
             return self._close(connection, problem_response(
                 431, "Request Header Fields Too Large", f"the request head is longer than {MAX_HEAD_BYTES} bytes"))
+        if state == BODY_TOO_LARGE:
+            return self._close(connection, problem_response(
+                413, "Content Too Large", f"the body is larger than {self._largest_body:,} bytes, the most this "
+                "server reads (TRAMITA_MAX_BODY_BYTES, TRAMITA_MAX_DOCUMENT_BYTES)", field="body"))
+        if state == MALFORMED:
+            return self._close(connection, problem_response(
+                400, "Bad Request", "the chunked body's framing is malformed (RFC 9112, 7.1)", field="body"))
+        if connection.head_ended and not self._weigh(connection):
+            return self._close(connection, problem_response(
+                503, "Service Unavailable", f"the server is receiving {BODY_BUDGET:,} bytes of bodies already; "
+                f"send this one again in {BUSY_RETRY_AFTER} s", headers={"Retry-After": str(BUSY_RETRY_AFTER)}))
         if state == READY:
             self._leave(connection)
             connection.ready = True
@@ -298,12 +473,35 @@ class TramitaWorker(ThreadWorker):
                 connection.hand_over()
             self.enqueue_req(connection)
 
+    def _weigh(self, connection: Connection) -> bool:
+        """Once its head has arrived: may the request's body be received within the worker's budget? On its first
+        weighing a body gets its time (BODY_SECONDS when large or chunked) and, when asked, `100 Continue`."""
+        if not connection.admitted:
+            connection.admitted = True
+            if connection.chunks is not None or connection.declared > BUFFERED_BODY:
+                connection.allowed = BODY_SECONDS
+                self._set_deadline(connection, time.monotonic() + BODY_SECONDS)
+            if connection.continue_asked and (connection.chunks is not None or connection.declared) \
+                    and self._reserved + connection.declared <= BODY_BUDGET:
+                try:
+                    connection.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                except OSError:
+                    pass  # the client is gone: its next read says so
+        more = connection.declared - connection.reserved
+        if more > 0:
+            if self._reserved + more > BODY_BUDGET:
+                return False
+            self._reserved += more
+            connection.reserved += more
+        return True
+
     def enqueue_req(self, conn: TConn) -> None:
         if isinstance(conn, Connection) and not conn.ready:  # a request pipelined behind the last one
             conn.received[:0] = conn.parser.unreader.take_buffered()
             return self._await_request(conn)
         if isinstance(conn, Connection):
             conn.ready = False
+            conn.sock.reads_until = time.monotonic() + IO_TIMEOUT  # the request is here: a thread reads no longer
         super().enqueue_req(conn)
 
     def on_client_socket_readable(self, conn: TConn, client: Any) -> None:
@@ -317,6 +515,8 @@ class TramitaWorker(ThreadWorker):
 
     def _leave(self, connection: Connection) -> None:
         self._arriving.pop(connection, None)
+        self._reserved -= connection.reserved
+        connection.reserved = 0
         try:
             self.poller.unregister(connection.sock)
         except (KeyError, ValueError, OSError):
@@ -339,14 +539,23 @@ class TramitaWorker(ThreadWorker):
         now = time.monotonic()
         if not self.alive and self._stop_deadline is None:
             self._stop_deadline = now + STOP_KEEPALIVE_LINGER
-        while self._arriving:
-            connection = next(iter(self._arriving))
-            deadline = min(connection.deadline, self._stop_deadline or connection.deadline)
-            if deadline > now:
-                break
-            answer = problem_response(408, "Request Timeout", f"the request did not arrive within "
-                                      f"{REQUEST_TIMEOUT:g} s") if connection.received else b""
-            self._close(connection, answer)
+        if self._stop_deadline is not None and now >= self._stop_deadline:
+            while self._arriving:
+                connection = next(iter(self._arriving))
+                self._close(connection, self._timeout_answer(connection))
+        while self._deadlines and self._deadlines[0][0] <= now:
+            deadline, _, connection = heapq.heappop(self._deadlines)
+            if connection in self._arriving and connection.deadline == deadline:  # else: moved, or arrived
+                self._close(connection, self._timeout_answer(connection))
+        if not self._arriving:
+            self._deadlines.clear()
+
+    @staticmethod
+    def _timeout_answer(connection: Connection) -> bytes:
+        """408 to a connection that had sent part of a request; nothing to one that had sent nothing."""
+        if not connection.received:
+            return b""
+        return problem_response(408, "Request Timeout", f"the request did not arrive within {connection.allowed:g} s")
 
 
 # ---------------------------------------------------------------------------------------------- tramita up

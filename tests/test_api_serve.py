@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import time
 from datetime import datetime
 from functools import partial
@@ -13,7 +14,7 @@ from http import HTTPStatus
 import pytest
 
 from tramita.cli import main
-from api.serve import MAX_HEAD_BYTES, REQUEST_TIMEOUT, THREADS, Gunicorn
+from api.serve import BODY_BUDGET, BUFFERED_BODY, MAX_HEAD_BYTES, REQUEST_TIMEOUT, THREADS, Gunicorn
 from domain.application import LEGAL_TIMEZONE
 from tests.servers import START_SECONDS, connections_by_worker, idle_connections, raw_answer, request, serving, until_closed
 
@@ -96,6 +97,114 @@ def test_fifty_idle_connections_leave_health_and_acts_answering_within_a_second_
             assert status == 200, body
 
         until_closed(idle, REQUEST_TIMEOUT + CLOSING_GRACE, health_and_an_act_answer_within_a_second)
+
+
+#: New connections that send nothing, opened as fast as the client can: more than the old accepting (one every
+#: 25 ms per busy worker) took in the seconds the test waits.
+IDLE_FLOOD = 600
+
+
+def trickling(server, head: bytes, first: bytes) -> socket.socket:
+    """A connection that sent a request head and the first bytes of its body, and goes on slowly."""
+    connection = socket.create_connection((server.host, server.port), timeout=30)
+    connection.sendall(head + first)
+    return connection
+
+
+@pytest.mark.slow
+def test_bodies_sent_a_byte_at_a_time_and_a_flood_of_idle_connections_leave_health_answering(database, tmp_path):
+    """A worker's threads take only requests that have arrived whole: bodies trickled a byte at a time, larger
+    than BUFFERED_BODY or chunked, without a token, on twice as many connections as the workers have threads, then
+    IDLE_FLOOD connections that send nothing, leave /health answering within a second each time it is asked."""
+    main(["migrate"])
+    large = (b"POST /documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+             b"Content-Length: %d\r\n\r\n" % (BUFFERED_BODY + 1))
+    chunked = (b"POST /cases HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n")
+    with serving(tmp_path, "--workers", "2") as server:
+        slow = [trickling(server, large, b"%PDF-") for _ in range(2 * THREADS)]
+        slow += [trickling(server, chunked, b"400\r\n{") for _ in range(2 * THREADS)]
+        flood = []
+        try:
+            for _ in range(5):
+                for connection in slow:
+                    connection.sendall(b" ")
+                assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+            flood = [socket.create_connection((server.host, server.port), timeout=30) for _ in range(IDLE_FLOOD)]
+            for _ in range(5):
+                for connection in slow:
+                    connection.sendall(b" ")
+                assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+        finally:
+            for connection in slow + flood:
+                connection.close()
+
+
+def answer_to(server, data: bytes) -> tuple[int, dict, dict]:
+    """Send raw bytes and read the answer until the server closes: status, head fields, problem body."""
+    with socket.create_connection((server.host, server.port), timeout=30) as connection:
+        connection.sendall(data)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    fields = dict(line.split(": ", 1) for line in lines[1:])
+    assert fields["Content-Type"] == "application/problem+json", answer[:500]
+    return int(lines[0].split()[1]), fields, json.loads(body)
+
+
+@pytest.mark.slow
+def test_a_body_too_large_or_badly_framed_is_refused_before_a_thread_reads_it_and_100_continue_is_answered(
+        database, tmp_path):
+    main(["migrate"])
+    post = b"POST /cases HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    with serving(tmp_path, "--workers", "1") as server:
+        status, _, problem = answer_to(server, post + b"Content-Length: %d\r\n\r\n" % (1 << 40))
+        assert (status, problem["field"]) == (413, "body") and "TRAMITA_MAX_DOCUMENT_BYTES" in problem["detail"]
+        chunked = post + b"Transfer-Encoding: chunked\r\n\r\n"
+        for framing in (b"zz\r\n{}\r\n0\r\n\r\n", b"-2\r\n{}\r\n0\r\n\r\n", b"1\r\n{}\r\n0\r\n\r\n",
+                        b"2\r\n{}\r\n0\r\nX A: b\r\n\r\n", b"2;" + b"e" * 5000 + b"\r\n{}\r\n0\r\n\r\n"):
+            status, _, problem = answer_to(server, chunked + framing)
+            assert (status, problem["field"]) == (400, "body"), (framing[:20], problem)
+        with socket.create_connection((server.host, server.port), timeout=30) as connection:
+            connection.sendall(post + b"Expect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+            assert connection.recv(64).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+            connection.sendall(b"{}")
+            answer = b""
+            while b"\r\n\r\n" not in answer.removeprefix(b"HTTP/1.1 100 Continue\r\n\r\n"):
+                answer += connection.recv(4096) or b"\r\n\r\n"
+            final = answer.replace(b"HTTP/1.1 100 Continue\r\n\r\n", b"")  # the thread may say it again
+            assert final.startswith(b"HTTP/1.1 401 "), answer[:200]
+
+
+@pytest.mark.slow
+def test_bodies_past_a_worker_s_budget_are_answered_503_with_retry_after_and_bodiless_requests_still_served(
+        database, tmp_path):
+    """With documents of up to BODY_BUDGET bytes allowed, two bodies of that size cannot arrive on one worker at
+    once: of three on two workers, one at least is answered 503 with Retry-After at once, before it is read."""
+    main(["migrate"])
+    head = (b"POST /documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\n"
+            b"Content-Length: %d\r\n\r\n" % BODY_BUDGET)
+    with serving(tmp_path, "--workers", "2", env={"TRAMITA_MAX_DOCUMENT_BYTES": str(BODY_BUDGET)}) as server:
+        both_workers_serving(server)
+        connections = [trickling(server, head, b"%PDF-") for _ in range(3)]
+        try:
+            answers = []
+            deadline = time.monotonic() + START_SECONDS
+            while not answers and time.monotonic() < deadline:
+                for connection in connections:
+                    connection.settimeout(0.2)
+                    try:
+                        answers.append(connection.recv(4096))
+                    except TimeoutError:
+                        pass
+            assert answers and answers[0].startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answers
+            assert b"\r\nRetry-After: " in answers[0]
+            assert request(f"{server.url}/health", timeout=5.0)[0] == 200
+        finally:
+            for connection in connections:
+                connection.close()
 
 
 @pytest.mark.slow
