@@ -33,6 +33,7 @@ import binascii
 import hashlib
 import hmac
 import ipaddress
+import socket
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -113,6 +114,8 @@ def check_url(url: str, *, private: bool) -> str:
         raise InvalidActError("url", Sentence("%(url)r is not an address", url=url[:80])) from None
     if parts.scheme not in ("http", "https") or not host:
         raise InvalidActError("url", Sentence("%(url)r is not an http:// or https:// address", url=url[:80]))
+    if not _HOST.fullmatch(host):
+        raise InvalidActError("url", Sentence("%(host)r is not a host name or an IP address", host=host[:80]))
     if parts.username is not None or parts.password is not None:
         raise InvalidActError("url", "no user or password in the address: the signature proves the sender")
     if not private and _internal(host):
@@ -123,13 +126,21 @@ def check_url(url: str, *, private: bool) -> str:
     return url
 
 
+#: A host as a URL may name it: a DNS name (letters, digits, hyphens, underscores, dots), or an IPv6 address
+#: (urlsplit drops its brackets), with a zone.
+_HOST = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+(%[A-Za-z0-9._-]+)?")
+
+
 def _internal(host: str) -> bool:
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
-        return False
+        try:  # the forms the system's resolver also takes as IPv4: 127.1, 2130706433, 0x7f.1, 0
+            address = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return False
     return internal_address(address)
 
 

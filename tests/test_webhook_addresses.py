@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from domain.subscriptions import internal_allowed, parse_private_urls
+from domain.errors import InvalidActError
+from domain.subscriptions import check_url, internal_allowed, parse_private_urls
 from scheduler import webhook
 from scheduler.config import load
 from scheduler.subscribers import Subscribers
@@ -110,3 +111,28 @@ def test_the_scheduler_reads_the_same_private_urls_setting_as_the_api(text, allo
 def test_a_malformed_private_urls_setting_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="TRAMITA_SUBSCRIPTION_PRIVATE_URLS: 'yes' is not 1 or 0"):
         load({"TRAMITA_SUBSCRIPTION_PRIVATE_URLS": "yes"}, f"sqlite:///{tmp_path / 'x.sqlite'}")
+
+
+@pytest.mark.parametrize("url", ["http://127.1/", "http://2130706433/", "http://0/", "http://0x7f.1/",
+                                 "http://0177.0.0.1/", "http://[::ffff:7f00:1]/", "http://[fe80::1%25eth0]/"])
+def test_a_subscription_to_the_deployment_s_own_network_written_in_another_form_is_refused_naming_the_url(url):
+    """The resolver takes 127.1, 2130706433 and 0x7f.1 for 127.0.0.1 (inet_aton's forms): refused as that address
+    is, when the subscription is made, not only when the scheduler would deliver."""
+    with pytest.raises(InvalidActError, match="own network") as refused:
+        check_url(url, private=False)
+    assert refused.value.field == "url"
+    assert check_url(url, private=True) == url
+
+
+@pytest.mark.parametrize("url", ["http://exa mple.com/", "http://exa\tmple.com/", "http://a,b.example/",
+                                 "http://[not-an-address]/"])
+def test_a_subscription_whose_host_is_not_a_name_or_an_address_is_refused_naming_the_url(url):
+    with pytest.raises(InvalidActError) as refused:
+        check_url(url, private=True)
+    assert refused.value.field == "url"
+
+
+@pytest.mark.parametrize("url", ["https://alertas.tre-ac.jus.br/tramita", "http://1e100.net/", "http://8.8.8.8/",
+                                 "https://[2001:4860:4860::8888]:8443/x"])
+def test_a_subscription_to_a_public_name_or_address_is_taken(url):
+    assert check_url(url, private=False) == url
