@@ -41,10 +41,12 @@ class Figure:
 
 def figure_value(figure: str, raw: Any) -> int | Decimal:
     """Area and revenue are decimals; population, voters and buildings are whole numbers."""
+    whole = figure not in ("area_km2", "revenue")
     try:
-        value = Decimal(str(raw)) if figure in ("area_km2", "revenue") else int(str(raw))
+        value = Decimal(str(raw)) if not whole else int(str(raw))
     except (ArithmeticError, ValueError):
-        raise InvalidActError(figure, Sentence("%(raw)r is not a number", raw=raw)) from None
+        raise InvalidActError(figure, Sentence("%(raw)r is not a whole number", raw=raw) if whole
+                              else Sentence("%(raw)r is not a number", raw=raw)) from None
     if value < 0:
         raise InvalidActError(figure, Sentence("%(raw)r is negative", raw=raw))
     return value
