@@ -13,6 +13,7 @@ from typing import Any
 
 from domain.acts import ActContext, ChainedAggregate
 from domain.case import DISTRICT_KINDS, Case
+from domain.names import normalise_name
 from domain.registry import FIGURES, Figure, Municipality
 
 
@@ -40,6 +41,16 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
         return {name: None if delta.get(name) is None else now[name] + sign * delta[name] for name in FIGURES
                 if now.get(name) is not None}
 
+    def districts_leaving(code: str, also: list[str] = ()) -> tuple[list[str], list[str]]:
+        """`code`'s registry districts that stay and those that leave with the area: each the petition names as a
+        part taken from it (`areas[].district`) or, for a creation, that the law lists among the new municipality's
+        (`also`), matched as names are (accents, case and hyphens aside)."""
+        names = {normalise_name(a["district"]) for a in case.areas if a["municipality"] == code and a.get("district")}
+        names |= {normalise_name(name) for name in also}
+        current = registry[code].districts
+        return ([d for d in current if normalise_name(d) not in names],
+                [d for d in current if normalise_name(d) in names])
+
     def absorb(into: str, whole: str, article: str) -> None:
         """`into` takes the whole of `whole`: its figures added, its districts joined (Art. 29, Art. 37 par. ún.)."""
         registry[into].change_territory(ctx, article=article, case_id=str(case.id), law=law,
@@ -55,8 +66,9 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
             part = moved(code)
             for name, value in part.items():
                 totals[name] = None if value is None or totals.get(name, 0) is None else totals.get(name, 0) + value
+            staying, _ = districts_leaving(code, case.law["contents"]["districts"])
             registry[code].change_territory(ctx, article="art-17", case_id=str(case.id), law=law,
-                                            figures=shifted(code, part, -1), districts=registry[code].districts)
+                                            figures=shifted(code, part, -1), districts=staying)
         new = Municipality.register(
             ctx, key=case.new_municipality, name=case.law["name"], article="art-17", created_by_case=case.number,
             figures={n: Figure(v, day, law) for n, v in totals.items() if v is not None},
@@ -80,11 +92,12 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality]) 
         ceding, receiving = case.municipalities[0], case.receiving
         part = moved(ceding)
         part["area_km2"] = case._net_areas()[ceding]  # Art. 1-III: ceded less any parcel received in exchange
+        staying, leaving = districts_leaving(ceding)  # Art. 28: an area, a territory or a district
         registry[ceding].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,
-                                          figures=shifted(ceding, part, -1), districts=registry[ceding].districts)
+                                          figures=shifted(ceding, part, -1), districts=staying)
         registry[receiving].change_territory(ctx, article="art-28", case_id=str(case.id), law=law,
                                              figures=shifted(receiving, part, +1),
-                                             districts=registry[receiving].districts)
+                                             districts=registry[receiving].districts + leaving)
     elif kind == "incorporation":
         incorporated, receiving = case.municipalities[0], case.receiving
         absorb(receiving, incorporated, "art-29")

@@ -1460,6 +1460,32 @@ def test_a_dismemberment_law_that_leaves_the_ceding_municipality_1500_inhabitant
     assert app.municipality(CAPIXABA).freezes_on(date(1995, 5, 1)) == []
 
 
+def test_a_dismemberment_law_of_a_whole_district_moves_the_district_to_the_receiving_municipality():
+    """Art. 28 speaks of an area, a territory or a district: the district the petition names as the part ceded
+    leaves Xapuri's registry for Capixaba's, whatever its name's accents or case."""
+    app = new_app()
+    district = district_case(app, XAPURI, date(1993, 2, 1), district="Vila Seringal")
+    enact_district(app, district, XAPURI, date(1993, 3, 1))
+    case = dismemberment_ready_for_law(app, population=3001, areas=[
+        {"municipality": XAPURI, "district": "VILA SERINGAL", "area_km2": "100", "description": "o distrito"}])
+    app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1")
+    assert "Vila Seringal" not in app.municipality(XAPURI).districts
+    assert "Vila Seringal" in app.municipality(CAPIXABA).districts
+
+
+def test_a_creation_law_whose_districts_include_an_origin_s_district_takes_it_from_the_origin():
+    """Art. 17: the law gives the new municipality its districts; one that was the origin's is no longer the
+    origin's (the district the petition took, and any the law lists)."""
+    app = new_app()
+    district = district_case(app, XAPURI, date(1991, 12, 20), district="Vila Nova")
+    enact_district(app, district, XAPURI, date(1991, 12, 30))
+    case = creation_ready_for_law(app, date(1992, 2, 3))
+    app.enact_law(case, GOVERNOR, date(1992, 3, 14), name="Vila Nova", **{**LAW, "districts": ["Vila Nova"]})
+    assert app.municipality(XAPURI).districts == []
+    new = app.get_case(case).new_municipality
+    assert app.municipality(new).districts == ["Vila Nova"]
+
+
 def test_a_dismemberment_law_that_exchanges_parcels_moves_each_municipality_s_area_by_its_net():
     """Art. 1-III, 28: Xapuri cedes 100 km² and receives 40 from Capixaba; the law moves a net 60 km² (Xapuri
     1,000 -> 940, Capixaba 3,000 -> 3,060), not the 100 ceded."""
