@@ -1742,3 +1742,20 @@ def test_an_extinction_request_with_more_valid_signatures_than_registered_voters
 
     with pytest.raises((InvalidActError, LegalRuleError)):
         judge_extinction_request(STATUTE, date(2026, 3, 5), 4000, 3000)
+
+
+def test_a_dismemberment_law_without_findings_of_the_part_ceded_is_refused_naming_the_findings_to_record():
+    """Art. 5 (by Art. 39) for the ceding municipality: the registry knows Xapuri's figures, but no finding says
+    how much of them the area takes; the refusal names the findings, not the registry."""
+    app = new_app()
+    record_origin(app, XAPURI, date(1995, 1, 1), population=3001, voters=1200, revenue="500000.00", buildings=1000)
+    case = app.open_case(GOVERNOR, date(1995, 3, 1), kind="dismemberment", municipalities=[XAPURI],
+                         receiving=CAPIXABA, areas=[{"municipality": XAPURI, "area_km2": "100",
+                                                     "description": "faixa"}]).number
+    for code in (XAPURI, CAPIXABA):
+        app.record_council_decree(case, municipal("council", code), date(1995, 3, 5), municipality=code,
+                                  decree=f"DL {code}", seats=10, yes_votes=6)
+    plebiscite(app, case, date(1995, 3, 10))
+    refusal = refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1"),
+                      article="art-5", contains=("art-4-I", "art-4-IV", "finding"))
+    assert "not known in the registry" not in str(refusal)
