@@ -22,7 +22,8 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
+from domain.errors import InvalidActError
+from domain.subscriptions import check_url
 
 from scheduler.webhook import DeliveryError, post_signed
 
@@ -136,8 +137,9 @@ def witnesses_from(environ: Mapping[str, str]) -> list[Witness]:
     for part in environ.get("TRAMITA_WITNESS_URL", "").split(","):
         url = part.strip()
         if url:
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ValueError(f"TRAMITA_WITNESS_URL: {url!r} is not an http:// or https:// URL")
-            found.append(UrlWitness(url))
+            try:
+                found.append(UrlWitness(check_url(url, private=True)))
+            except InvalidActError as refused:
+                raise ValueError(f"TRAMITA_WITNESS_URL: {url!r} is not an http:// or https:// URL: "
+                                 f"{refused.message}") from None
     return found

@@ -103,15 +103,18 @@ def check_url(url: str, *, private: bool) -> str:
     """A webhook's address: http(s), a host, no user or password in it, at most MAX_URL characters; with `private`
     False, not a loopback, private or link-local address written as such (the scheduler would POST to the
     deployment's own network)."""
-    if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or not url.isascii():
+    if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or not url.isascii() \
+            or " " in url:
         raise InvalidActError("url", Sentence(
-            "an http:// or https:// address of at most %(most)s printable ASCII characters",
+            "an http:// or https:// address of at most %(most)s printable ASCII characters, without spaces",
             most=MAX_URL))
     try:
         parts = urlsplit(url)
-        host, _ = parts.hostname, parts.port
-    except ValueError:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is no number, or beyond 65535; brackets around no IPv6 address
         raise InvalidActError("url", Sentence("%(url)r is not an address", url=url[:80])) from None
+    if port == 0:
+        raise InvalidActError("url", Sentence("%(url)r is not an address", url=url[:80]))
     if parts.scheme not in ("http", "https") or not host:
         raise InvalidActError("url", Sentence("%(url)r is not an http:// or https:// address", url=url[:80]))
     if not _HOST.fullmatch(host):

@@ -15,13 +15,16 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
-from domain.subscriptions import parse_private_urls
+from domain.errors import InvalidActError
+from domain.subscriptions import check_url, parse_private_urls
 
 DEFAULT_CRON = "*/15 * * * *"
 #: When the audit log signs a checkpoint (hourly, on the hour, Rio Branco time).
 DEFAULT_CHECKPOINT_CRON = "0 * * * *"
+#: When the alerts a delivery round did not deliver (a receiver down, a record lost) are queued again while the
+#: scheduler runs (hourly, at half past), besides once at each start.
+DEFAULT_REDELIVERY_CRON = "30 * * * *"
 DEFAULT_THRESHOLDS = (5, 1)
 DEFAULT_WEBHOOK_TRIES = 5
 #: The most POSTs one delivery round may make (TRAMITA_ALERT_WEBHOOK_TRIES above it is refused).
@@ -50,6 +53,7 @@ class SchedulerConfig:
     webhook_backoff_cap: float = DEFAULT_BACKOFF_CAP
     #: TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may be delivered to the deployment's network.
     subscription_private_urls: bool = False
+    redelivery_cron: str = DEFAULT_REDELIVERY_CRON
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -76,12 +80,14 @@ def parse_cron(text: str, source: str) -> str:
 
 
 def parse_webhook_url(text: str, source: str) -> str | None:
+    """An operator's webhook address: checked as a subscription's is (domain/subscriptions.py `check_url`: http(s),
+    a host or an IP address, a port from 1 to 65535, no user, password or space), its own network allowed."""
     if not text.strip():
         return None
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{source}: {text!r} is not an http:// or https:// URL")
-    return text
+    try:
+        return check_url(text.strip(), private=True)
+    except InvalidActError as refused:
+        raise ValueError(f"{source}: {text!r} is not an http:// or https:// URL: {refused.message}") from None
 
 
 def parse_webhook_secret(text: str, source: str) -> str | None:
@@ -114,7 +120,7 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
     TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
-    TRAMITA_CHECKPOINT_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its command-line option when
+    TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its command-line option when
     given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
@@ -126,6 +132,7 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
     thresholds_text, thresholds_source = pick(thresholds, "--thresholds", "TRAMITA_ALERT_THRESHOLDS")
     tries_text = environ.get("TRAMITA_ALERT_WEBHOOK_TRIES")
     checkpoint_text = environ.get("TRAMITA_CHECKPOINT_CRON")
+    redelivery_text = environ.get("TRAMITA_REDELIVERY_CRON")
     cap_text = environ.get("TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP")
     webhook_url = parse_webhook_url(environ.get("TRAMITA_ALERT_WEBHOOK_URL", ""), "TRAMITA_ALERT_WEBHOOK_URL")
     secret = parse_webhook_secret(environ.get("TRAMITA_ALERT_WEBHOOK_SECRET", ""), "TRAMITA_ALERT_WEBHOOK_SECRET")
@@ -151,4 +158,6 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
         checkpoint_cron=(parse_cron(checkpoint_text, "TRAMITA_CHECKPOINT_CRON") if checkpoint_text is not None
                          else DEFAULT_CHECKPOINT_CRON),
         subscription_private_urls=parse_private_urls(environ.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS")),
+        redelivery_cron=(parse_cron(redelivery_text, "TRAMITA_REDELIVERY_CRON") if redelivery_text is not None
+                         else DEFAULT_REDELIVERY_CRON),
     )

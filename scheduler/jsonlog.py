@@ -22,13 +22,25 @@ class Log(Protocol):
 
 
 def json_lines(clock: Callable[[], datetime], stream: TextIO | None = None) -> Log:
-    """A log writing each event as one JSON line to `stream` (stdout by default), flushed at once."""
+    """A log writing each event as one JSON line to `stream` (stdout by default), flushed at once.
+
+    Writing the log never fails its caller: a line the stream refuses (a full disk under `>> alerts.jsonl`, a
+    closed pipe) is said on stderr if it can be, and dropped otherwise. The alerts themselves are events; the log
+    only tells of them, and a delivery or a scan must not stop because it could not be told."""
 
     def log(event: str, **fields: Any) -> None:
         line = json.dumps({"event": event, "at": clock(), **fields}, default=json_default, ensure_ascii=False)
         out = stream or sys.stdout
-        out.write(line + "\n")
-        out.flush()
+        try:
+            out.write(line + "\n")
+            out.flush()
+        except (OSError, ValueError) as error:  # ValueError: a closed stream
+            try:
+                sys.stderr.write(f"tramita-scheduler: log line not written ({type(error).__name__}: {error}): "
+                                 f"{line}\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass  # nowhere left to say it
 
     return log
 

@@ -10,7 +10,8 @@
 4. sign a checkpoint of the audit log (when a signing key is configured), handing every checkpoint a witness
    lacks to it; a log that contradicts a checkpoint signed before is refused: the `tamper-alarm` line, and exit
    status 1 with `once` (a resident scheduler keeps raising deadline alerts and refuses again at each run);
-5. with `once`, wait for the webhook's queue and return; otherwise hand the scan and the checkpoint to a
+5. with `once`, wait for the webhook's queue and return; otherwise hand the scan, the checkpoint and the
+   redelivery of the alerts whose round failed (every REDELIVERY cron run, while the scheduler runs) to a
    `BlockingScheduler` with `CronTrigger`s read from their crontab lines, `coalesce=True` (runs missed while a
    job overran or the machine slept collapse into one), `misfire_grace_time=None` (a late run still runs) and
    `max_instances=1`;
@@ -72,11 +73,11 @@ class Scanner:
             self.subscribers.refresh()
         for alert in [*result.raised, *system]:
             fields = alert_fields(alert)
-            self.log("alert", **fields)
             if self.subscribers is not None:
                 self.subscribers.submit(alert, fields)
             if self.webhook is not None:
                 self.webhook.submit(alert.id, fields)
+            self.log("alert", **fields)  # after it is queued: nothing the log does can keep it from its receivers
         self.log("scan", today=result.today, deadlines=result.deadlines, cases=result.cases,
                  raised=len(result.raised), system_alerts=len(system), unreadable=len(result.unreadable))
         return result
@@ -105,10 +106,20 @@ class Scanner:
         alerts = [(row["alert_id"], alert) for row in rows
                   if (alert := readable_alert(self.app, row["alert_id"], self.log)) is not None]
         for alert_id, alert in alerts:
-            self.webhook.submit(alert.id, alert_fields(alert))
+            queued += self.webhook.submit(alert.id, alert_fields(alert))
             if alert.case_id is None:
                 self.handed.add(alert_id)
-        return queued + len(alerts)
+        return queued
+
+    def redeliver_now(self) -> int:
+        """A redelivery on the schedule: each alert a round did not deliver (failed, or its record lost) is queued
+        again, unless it is queued already; logged when there are any."""
+        if self.leadership is not None:
+            self.leadership.check()
+        queued = self.redeliver()
+        if queued:
+            self.log("redelivering", alerts=queued)
+        return queued
 
 
 @dataclass
@@ -228,6 +239,10 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkp
     if checkpointer is not None:
         scheduler.add_job(guarded(checkpointer.sign, "checkpoint-failed"),
                           CronTrigger.from_crontab(config.checkpoint_cron, timezone=LEGAL_TIMEZONE), id="checkpoint",
+                          coalesce=True, misfire_grace_time=None, max_instances=1)
+    if scanner.webhook is not None or scanner.subscribers is not None:
+        scheduler.add_job(guarded(scanner.redeliver_now, "redelivery-failed"),
+                          CronTrigger.from_crontab(config.redelivery_cron, timezone=LEGAL_TIMEZONE), id="redeliver",
                           coalesce=True, misfire_grace_time=None, max_instances=1)
     scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
     if not stop.is_set():

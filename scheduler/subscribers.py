@@ -8,8 +8,9 @@ other subscriptions' workers deliver meanwhile. At shutdown all queues are drain
 
 The subscriptions are read again at each scan: one made through the API since is served from the next scan on,
 one removed (or whose token was revoked) gets nothing more queued and its worker stops once its queue is empty.
-A subscription receives the case alerts raised from its creation on that match its filters; at start-up the
-leader queues again, per subscription, each such alert no round has delivered to it yet (one round per start).
+A subscription receives the case alerts raised from its creation on that match its filters; at start-up, and
+then on the redelivery schedule (scheduler/config.py), the leader queues again, per subscription, each such alert
+no round has delivered to it yet and that is not queued already.
 """
 
 from __future__ import annotations
@@ -92,8 +93,7 @@ class Subscribers:
                     alert = readable_alert(self.app, row["alert_id"], self.log)
                     if alert is None:
                         continue
-                    webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
-                    queued += 1
+                    queued += webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
         return queued
 
     def close(self, timeout: float) -> list[str]:

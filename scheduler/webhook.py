@@ -8,7 +8,7 @@ record is immutable, audited and projected into the alerts table.
 
 - Only a 2xx delivers. A redirect (3xx) is never followed: it is a failed try, recorded with its status (following
   it would send the alert, or make the scheduler send requests, wherever the receiver points).
-- Each try is one exchange of at most TIMEOUT seconds, connecting included, however slowly the receiver answers:
+- Each try is one exchange of at most TIMEOUT seconds, connecting to each address included, however slowly the receiver answers:
   a watchdog cuts the connection at the deadline, and the answer's body is never read (its status says it all).
 - The pause before try n+1 is drawn uniformly from [0, min(cap, backoff x 2^(n-1))] ("full jitter"), so the
   round is bounded and receivers coming back are not hit by every scheduler at once.
@@ -17,9 +17,11 @@ record is immutable, audited and projected into the alerts table.
   this try) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`) with the
   `whsec_...` secret, signed by the `standardwebhooks` package.
 
-A failed delivery never loses the alert: the alert event is recorded before it is submitted, and at start-up
-the scheduler submits again every alert whose last round did not deliver it (no record yet, because the process
-stopped first, or `failed`): a webhook that was down is caught up on the next start, one round per start.
+A failed delivery never loses the alert: the alert event is recorded before it is submitted, and at start-up,
+then on the redelivery schedule while the scheduler runs (scheduler/config.py), the scheduler submits again every
+alert whose last round did not deliver it (no record yet, because the process stopped first, or `failed`); an
+alert queued or being delivered is not queued twice. Any error of a try is a failed try; nothing a try, a record
+or the log does ends the worker.
 """
 
 from __future__ import annotations
@@ -63,13 +65,23 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
     own network (loopback, private, link-local: `domain.subscriptions.internal_address`) nothing is sent; else the
     connection goes to the address that was judged, not to a second resolution (which a receiver's DNS could
     answer differently), with the name kept for the `Host` header and TLS."""
+    started = time.monotonic()
     parts = urlsplit(url)
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError as error:  # a port beyond 65535
+        raise DeliveryError(f"{url[:80]!r} is not an address: {error}") from None
+    if port == 0:
+        raise DeliveryError(f"{url[:80]!r} is not an address: port 0")
+    port = port or (443 if parts.scheme == "https" else 80)
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = kind(parts.hostname or "", parts.port, timeout=timeout)
-    if public_only:
-        address = public_address(parts.hostname or "", connection.port)
-        connection._create_connection = (  # type: ignore[attr-defined] # http.client's own hook for its socket
-            lambda _host_port, conn_timeout, source: socket.create_connection(address, conn_timeout, source))
+    # The port is always given: left to http.client, an IPv6 literal's last group would be read as the port.
+    connection = kind(host, port, timeout=timeout)
+    addresses = [public_address(host, port)] if public_only else None
+    # One deadline for the whole try, connecting included: over every address a name resolves to, not `timeout`
+    # each (the watchdog below has no socket to cut while connecting).
+    connection._create_connection = (  # type: ignore[attr-defined] # http.client's own hook for its socket
+        lambda host_port, _timeout, source: connect_within(addresses or host_port, started + timeout, source))
     cut = threading.Event()
 
     def cut_off() -> None:  # the deadline: whatever the receiver is still (not) sending, stop waiting for it
@@ -80,7 +92,7 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
             except OSError:
                 pass
 
-    watchdog = threading.Timer(timeout, cut_off)
+    watchdog = threading.Timer(max(0.0, started + timeout - time.monotonic()), cut_off)
     watchdog.daemon = True
     watchdog.start()
     timed_out = False
@@ -89,7 +101,7 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
                            headers={"Content-Type": "application/json", "User-Agent": "tramita-scheduler",
                                     **headers})
         status = connection.getresponse().status
-    except (OSError, http.client.HTTPException, UnicodeError) as error:  # UnicodeError: a name IDNA cannot encode
+    except (OSError, http.client.HTTPException, UnicodeError, ValueError) as error:  # a name IDNA cannot encode
         # The socket's own timeout (`timeout` on each read or write) can run out before the watchdog's thread
         # gets its turn on a busy machine: the same missing answer, told the same way.
         timed_out = isinstance(error, TimeoutError)
@@ -104,6 +116,36 @@ def post_signed(url: str, body: bytes, headers: Mapping[str, str], *, timeout: f
         raise DeliveryError(f"HTTP {status} (redirects are not followed)")
     if not 200 <= status < 300:
         raise DeliveryError(f"HTTP {status}")
+
+
+def connect_within(where: Any, deadline: float, source: Any = None, *,
+                   clock: Callable[[], float] = time.monotonic) -> socket.socket:
+    """A connection to the first of `where`'s addresses that answers before `deadline` (time.monotonic()):
+    `where` is a (host, port) to resolve, or a list of addresses already judged (`public_address`)."""
+    if isinstance(where, list):
+        found = where
+    elif _is_address(where[0]):  # an IP literal needs no resolver (and a host without IPv6 has none for it)
+        found = [where]
+    else:
+        found = [address[:2] for *_, address in socket.getaddrinfo(where[0], where[1], type=socket.SOCK_STREAM)]
+    failure: OSError = OSError(f"{where} does not resolve")
+    for address in found:
+        left = deadline - clock()
+        if left <= 0:
+            raise TimeoutError("no connection within the try's time")
+        try:
+            return socket.create_connection(address, left, source)
+        except OSError as error:
+            failure = error
+    raise failure
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
 def public_address(host: str, port: int) -> tuple[Any, ...]:
@@ -144,13 +186,21 @@ class Webhook:
         #: A subscription's webhook names it in its log lines (None: the operators' webhook).
         self.named = {"subscription_id": subscription} if subscription is not None else {}
         self._queue: queue.Queue[tuple[UUID, dict[str, Any]] | None] = queue.Queue()
+        #: The alerts queued or being delivered: one submitted again meanwhile (a redelivery) is not queued twice.
+        self._pending: set[UUID] = set()
+        self._lock = threading.Lock()
         self._worker = threading.Thread(target=self._work, daemon=True,
                                         name=f"tramita-webhook-{subscription}" if subscription else "tramita-webhook")
         self._worker.start()
 
-    def submit(self, alert_id: UUID, payload: dict[str, Any]) -> None:
-        """Queue the alert for delivery and return at once."""
+    def submit(self, alert_id: UUID, payload: dict[str, Any]) -> bool:
+        """Queue the alert for delivery and return at once; False when it is queued or being delivered already."""
+        with self._lock:
+            if alert_id in self._pending:
+                return False
+            self._pending.add(alert_id)
         self._queue.put((alert_id, payload))
+        return True
 
     def close(self, timeout: float | None = None) -> bool:
         """Deliver what is queued, then stop the worker; False if it was still busy after `timeout` seconds."""
@@ -170,9 +220,15 @@ class Webhook:
         while (item := self._queue.get()) is not None:
             try:
                 self.deliver(*item)
-            except Exception as failure:  # noqa: BLE001 - the worker lives on: the next start delivers it again
-                self.log("delivery-unrecorded", alert_id=str(item[0]), error=f"{type(failure).__name__}: {failure}",
-                         **self.named)
+            except Exception as failure:  # noqa: BLE001 - the worker lives on: a redelivery delivers it again
+                try:
+                    self.log("delivery-unrecorded", alert_id=str(item[0]),
+                             error=f"{type(failure).__name__}: {failure}", **self.named)
+                except Exception:  # noqa: BLE001, S110 - a log that fails must not end the worker
+                    pass
+            finally:
+                with self._lock:
+                    self._pending.discard(item[0])
 
     def pause(self, attempt: int) -> float:
         """Seconds to wait after the failed try `attempt` (1, 2, ...): full jitter under the capped doubling."""
@@ -193,8 +249,8 @@ class Webhook:
         for attempt in range(1, self.tries + 1):
             try:
                 self.post(self.url, body, self.signed(alert_id, text))
-            except DeliveryError as failure:
-                error = str(failure)
+            except Exception as failure:  # noqa: BLE001 - whatever went wrong with the try, it failed: try again
+                error = str(failure) if isinstance(failure, DeliveryError) else f"{type(failure).__name__}: {failure}"
                 if attempt < self.tries:
                     self.sleep(self.pause(attempt))
                 continue

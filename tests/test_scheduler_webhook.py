@@ -30,6 +30,7 @@ from scheduler.service import Scanner, run
 from scheduler.webhook import DeliveryError, Webhook, post_signed
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
+from tests.test_projector_crash import wait_for
 
 MISSED_DAY = datetime(2025, 11, 19, 14, tzinfo=timezone.utc)  # 09:00 in Rio Branco, the day after the due day
 SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"  # the Standard Webhooks documentation's example secret
@@ -206,6 +207,34 @@ def test_an_alert_whose_delivery_failed_is_delivered_again_on_the_next_start(mis
     assert [fields["raised"] for event, fields in lines if event == "scan"] == [0]  # nothing raised twice
 
 
+def test_a_resident_scheduler_delivers_again_on_its_redelivery_schedule_an_alert_whose_round_failed(missed,
+                                                                                                   servers):
+    """A receiver down for one round (a redeploy) lost its alerts until the scheduler next started, which for a
+    resident one could be weeks: the redelivery job queues them again while it runs (each at most once at a time)."""
+    app, store, projector, alert = missed
+    flaky = servers([503, 503, 204])
+    lines: list[tuple[str, dict]] = []
+    webhook = Webhook(flaky.url, record(app), tries=2, secret=SECRET, sleep=lambda _: None)
+    scanner = Scanner(app, store, projector, (5, 1), lambda event, **fields: lines.append((event, fields)), webhook)
+    webhook.submit(alert.id, alert_fields(alert))
+    assert wait_for(lambda: app.get_alert(alert.id).delivery == "failed", 30)
+    assert scanner.redeliver_now() == 1
+    assert webhook.close(timeout=30)
+    again = app.get_alert(alert.id)
+    assert (again.delivery, again.delivery_tries) == ("delivered", 3)
+    assert ("redelivering", {"alerts": 1}) in lines
+    assert len(flaky.bodies) == 3 and {body["alert_id"] for body in flaky.bodies} == {str(alert.id)}
+
+
+def test_the_redelivery_runs_on_its_own_schedule_while_the_scheduler_runs(missed):
+    from scheduler.config import DEFAULT_REDELIVERY_CRON, load
+
+    assert load({}, "memory://").redelivery_cron == DEFAULT_REDELIVERY_CRON
+    assert load({"TRAMITA_REDELIVERY_CRON": "*/5 * * * *"}, "memory://").redelivery_cron == "*/5 * * * *"
+    with pytest.raises(ValueError, match="TRAMITA_REDELIVERY_CRON"):
+        load({"TRAMITA_REDELIVERY_CRON": "every hour"}, "memory://")
+
+
 def test_a_scan_runs_to_its_end_while_the_webhook_is_still_posting(missed):
     app, store, projector, alert = missed
     posting, released = threading.Event(), threading.Event()
@@ -295,10 +324,11 @@ def test_a_host_name_no_address_can_have_is_a_failed_try_not_an_error():
         post_signed("http://" + "a" * 64 + ".example.com/hook", b"{}", {}, timeout=5)
 
 
-def test_an_unforeseen_error_in_one_delivery_leaves_the_worker_delivering_the_next_ones():
+def test_an_unforeseen_error_in_one_try_is_a_failed_try_and_the_worker_delivers_the_next_ones():
     """The worker thread ended on any error but a refused try: every later alert of its queue stayed queued,
-    with no record and no log line."""
-    delivered, lines = [], []
+    with no record and no log line. An error no one foresaw in a try (an address http.client refuses) is a failed
+    try, recorded with its error."""
+    delivered, lines, records = [], [], []
 
     def post(url: str, body: bytes, headers: dict) -> None:
         if not delivered:
@@ -306,14 +336,68 @@ def test_an_unforeseen_error_in_one_delivery_leaves_the_worker_delivering_the_ne
             raise RuntimeError("a receiver no one foresaw")
         delivered.append(json.loads(body)["n"])
 
-    webhook = Webhook("http://receiver.example/hook", lambda *recorded: None, tries=1, secret=SECRET, post=post,
-                      log=lambda event, **fields: lines.append((event, fields.get("error"))))
+    webhook = Webhook("http://receiver.example/hook", lambda *recorded: records.append(recorded), tries=1,
+                      secret=SECRET, post=post, log=lambda event, **fields: lines.append((event, fields.get(
+                          "last_error"))))
     first, second = uuid4(), uuid4()
     webhook.submit(first, {"n": 1})
     webhook.submit(second, {"n": 2})
     assert webhook.close(timeout=60)
     assert delivered == [None, 2]
-    assert lines == [("delivery-unrecorded", "RuntimeError: a receiver no one foresaw"), ("delivered", None)]
+    assert records == [(first, 1, "RuntimeError: a receiver no one foresaw"), (second, 1, None)]
+    assert lines == [("delivery-failed", "RuntimeError: a receiver no one foresaw"), ("delivered", None)]
+
+
+def test_a_log_or_a_record_that_fails_never_ends_the_worker_and_the_next_alerts_are_delivered():
+    """A full disk under the log (stdout) made the worker's `delivered` line fail, then its `delivery-unrecorded`
+    line too, and the thread ended: nothing was delivered again until a restart."""
+    delivered = []
+
+    def log(event: str, **fields) -> None:
+        raise OSError(28, "No space left on device")
+
+    def record(alert_id, tries, error) -> None:
+        if not delivered or len(delivered) == 1:
+            raise OSError("the store is away")
+
+    webhook = Webhook("http://receiver.example/hook", record, tries=1, secret=SECRET,
+                      post=lambda url, body, headers: delivered.append(json.loads(body)["n"]), log=log)
+    for n in (1, 2, 3):
+        webhook.submit(uuid4(), {"n": n})
+    assert webhook.close(timeout=60)
+    assert delivered == [1, 2, 3]
+
+
+def test_the_json_log_never_fails_its_caller_when_its_stream_refuses_a_line(capsys):
+    from scheduler.jsonlog import json_lines
+
+    class Full:
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+        def flush(self) -> None:
+            raise OSError(28, "No space left on device")
+
+    log = json_lines(lambda: datetime(2026, 11, 30, tzinfo=timezone.utc), Full())
+    log("delivered", alert_id="a")
+    assert "log line not written" in capsys.readouterr().err
+
+
+def test_an_alert_queued_or_being_delivered_is_not_queued_again_by_a_redelivery():
+    release = threading.Event()
+    posts = []
+
+    def post(url: str, body: bytes, headers: dict) -> None:
+        posts.append(headers["webhook-id"])
+        release.wait(30)
+
+    webhook = Webhook("http://receiver.example/hook", lambda *_: None, tries=1, secret=SECRET, post=post)
+    alert = uuid4()
+    assert webhook.submit(alert, {"n": 1}) is True
+    assert webhook.submit(alert, {"n": 1}) is False  # queued or being delivered: not twice
+    release.set()
+    assert webhook.close(timeout=60)
+    assert posts == [str(alert)]
 
 
 def test_the_pause_between_tries_doubles_up_to_the_cap_and_is_drawn_below_it():

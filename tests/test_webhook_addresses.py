@@ -136,3 +136,52 @@ def test_a_subscription_whose_host_is_not_a_name_or_an_address_is_refused_naming
                                  "https://[2001:4860:4860::8888]:8443/x"])
 def test_a_subscription_to_a_public_name_or_address_is_taken(url):
     assert check_url(url, private=False) == url
+
+
+def test_an_ipv6_literal_without_a_port_is_connected_to_at_its_address_and_the_scheme_s_port(monkeypatch):
+    """http.client read an unbracketed IPv6 address's last group as the port: https://[2606:4700:4700::1111]/hook
+    went to port 1111, http://[::1]/x to host ':' port 1."""
+    receiver = Server([204])
+    try:
+        port = receiver.http.server_address[1]
+        asked: list[tuple] = []
+        real = socket.create_connection
+
+        def create_connection(address, *args, **kwargs):  # noqa: ANN001, ANN202 - rerouted to the test's receiver
+            asked.append(address)
+            return real(("127.0.0.1", port), *args, **kwargs)
+
+        monkeypatch.setattr(webhook.socket, "create_connection", create_connection)
+        post_signed("http://[2606:4700:4700::1111]/hook", b"{}", {"webhook-id": "x"})
+        assert asked == [("2606:4700:4700::1111", 80)]
+        assert receiver.requests[0].headers["Host"] == "[2606:4700:4700::1111]"
+    finally:
+        receiver.close()
+
+
+@pytest.mark.parametrize("url", ["http://receiver.example:99999/hook", "http://receiver.example:0/hook"])
+def test_a_port_out_of_range_is_a_failed_try_not_an_unrecorded_delivery(url):
+    with pytest.raises(DeliveryError, match="is not an address"):
+        post_signed(url, b"{}", {})
+
+
+def test_connecting_over_every_address_of_a_name_takes_the_try_s_time_in_all_not_that_time_each():
+    """Four addresses that never complete the handshake took four times the try's time: each connection now gets
+    what is left of one deadline, and none is tried once it has passed."""
+    now = [0.0]
+    given: list[float] = []
+
+    def create_connection(address, timeout, source=None):  # noqa: ANN001, ANN202
+        given.append(timeout)
+        now[0] += timeout  # the handshake never completes: the whole allowance goes by
+        raise TimeoutError("timed out")
+
+    addresses = [("93.184.216.%d" % n, 443) for n in range(1, 5)]
+    original = webhook.socket.create_connection
+    webhook.socket.create_connection = create_connection
+    try:
+        with pytest.raises(TimeoutError):
+            webhook.connect_within(addresses, 3.0, clock=lambda: now[0])
+    finally:
+        webhook.socket.create_connection = original
+    assert given == [3.0]
