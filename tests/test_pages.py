@@ -418,3 +418,22 @@ def test_a_case_altered_in_the_database_shows_its_timeline_and_a_verdict_naming_
             re.findall(r"data-sequence=", intact))
     finally:
         api.close()
+
+
+@pytest.mark.parametrize("lang, kind, days, shown", [
+    ("pt-BR", "due-in-5-days", 2, ("vence em 5 dias", "2 dias de atraso")),
+    ("pt-BR", "due-in-1-days", 1, ("vence em 1 dia", "1 dia de atraso")),
+    ("en", "due-in-1-days", 1, ("due in 1 day", "1 day overdue")),
+    ("en", "due-in-5-days", 3, ("due in 5 days", "3 days overdue")),
+])
+def test_a_warning_before_the_due_day_and_the_days_overdue_are_said_in_words_singular_or_plural(
+        api, lang, kind, days, shown):
+    """`/alertas` showed the slug `due-in-5-days` and "(1 dias de atraso)"."""
+    from flask import render_template_string
+
+    from api.pages import format as fmt
+
+    with api.flask.test_request_context(f"/alertas?lang={lang}"):
+        said = (fmt.alert_kind(kind), render_template_string(
+            "{{ ngettext('%(num)s day overdue', '%(num)s days overdue', n) }}", n=days))
+    assert said == shown

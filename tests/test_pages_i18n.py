@@ -12,7 +12,7 @@ from babel.messages.pofile import read_po
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUE = REPO / "api" / "translations" / "pt_BR" / "LC_MESSAGES" / "messages.po"
 METHODS = [("templates/**.html", "jinja2"), ("**.py", "python")]
-KEYWORDS = {"_": None, "gettext": None, "lazy_gettext": None, "_l": None}
+KEYWORDS = {"_": None, "gettext": None, "lazy_gettext": None, "_l": None, "ngettext": (1, 2)}
 
 
 def catalogue():  # noqa: ANN201
@@ -20,16 +20,18 @@ def catalogue():  # noqa: ANN201
         return read_po(po, locale="pt_BR")
 
 
-def extracted() -> set[str]:
-    return {message for _, _, message, _, _ in extract_from_dir(str(REPO / "api"), METHODS, keywords=KEYWORDS)
-            if isinstance(message, str)}
+def extracted() -> set[str | tuple[str, str]]:
+    """Every sentence (a plural one as its singular and plural)."""
+    return {message if isinstance(message, str) else tuple(message)
+            for _, _, message, _, _ in extract_from_dir(str(REPO / "api"), METHODS, keywords=KEYWORDS)}
 
 
 def test_every_sentence_of_the_pages_and_the_problem_details_is_translated_into_portuguese():
     translated = {m.id: m.string for m in catalogue() if m.id}
     sentences = extracted()
     assert len(sentences) > 150  # the extraction found the templates and the code
-    missing = sorted(s for s in sentences if not translated.get(s))
+    missing = sorted((s for s in sentences if not translated.get(s) or (isinstance(s, tuple) and not all(
+        translated[s]))), key=str)
     assert not missing, "untranslated (add them to api/translations/pt_BR/LC_MESSAGES/messages.po): " + repr(missing)
 
 

@@ -7,11 +7,12 @@ other words are English msgids translated by the catalogue (api/translations), a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from flask_babel import get_locale, gettext as _, lazy_gettext as _l
+from flask_babel import get_locale, gettext as _, lazy_gettext as _l, ngettext
 from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
@@ -120,7 +121,14 @@ def figure(value: str | None) -> str:
     return label(FIGURES, value)
 
 
+#: A warning before the due day: `due-in-N-days` (domain/alerts.py), one for each threshold configured.
+_DUE_IN = re.compile(r"due-in-([0-9]{1,5})-days")
+
+
 def alert_kind(value: str | None) -> str:
+    warning = _DUE_IN.fullmatch(value or "")
+    if warning is not None:
+        return ngettext("due in %(num)s day", "due in %(num)s days", int(warning.group(1)))
     return label(ALERT_KINDS, value)
 
 
