@@ -21,7 +21,7 @@ from api.body import Blueprint
 from api.errors import problem
 from api.exports import calendar
 from api.fields import Count, Name, Reference
-from api.http import errors_doc, read_store, settings, tramita
+from api.http import errors_doc, idempotent_request, read_store, settings, tramita
 from api.responses import page_of
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
 from domain.subscriptions import CALENDAR, MAX_KINDS, MAX_URL, WEBHOOK, Subscription
@@ -102,9 +102,12 @@ def feed_path(subscribed: Subscribed) -> str:
 @blp.response(201, SubscribedSchema)
 @errors_doc([400, 401, 404, 413, 415, 422, 503], summary="Subscribe the body's webhook to the alerts it must act on")
 def subscribe(data: dict[str, Any]):  # noqa: ANN201
-    subscribed = tramita().subscribe(g.actor, token_id=g.token_id, channel=WEBHOOK,
-                                     private_urls=settings().get("subscription_private_urls", False), **data)
-    return shown(subscribed.subscription, secret=subscribed.secret), 201
+    app = tramita()
+    acted = app.idempotently(idempotent_request("subscription-created"), lambda: app.subscribe(
+        g.actor, token_id=g.token_id, channel=WEBHOOK, private_urls=settings().get("subscription_private_urls", False),
+        **data).acted)
+    subscribed = app.subscribed(acted.case_id)
+    return shown(subscribed.subscription, secret=subscribed.secret), 201, replayed(acted)
 
 
 @blp.route("/feeds", methods=["POST"], endpoint="open_feed")
@@ -115,8 +118,17 @@ def subscribe(data: dict[str, Any]):  # noqa: ANN201
                                                           "secret address")
 def open_feed(data: dict[str, Any] | None):  # noqa: ANN201
     data = data or {}
-    subscribed = tramita().subscribe(g.actor, token_id=g.token_id, channel=CALENDAR, **data)
-    return shown(subscribed.subscription, feed_url=request.host_url.rstrip("/") + feed_path(subscribed)), 201
+    app = tramita()
+    acted = app.idempotently(idempotent_request("feed-opened"), lambda: app.subscribe(
+        g.actor, token_id=g.token_id, channel=CALENDAR, **data).acted)
+    subscribed = app.subscribed(acted.case_id)
+    return (shown(subscribed.subscription, feed_url=request.host_url.rstrip("/") + feed_path(subscribed)), 201,
+            replayed(acted))
+
+
+def replayed(acted: Any) -> dict[str, str]:
+    """`Idempotent-Replayed: true` on the answer to a retry, as every act's."""
+    return {"Idempotent-Replayed": "true"} if acted.replayed else {}
 
 
 @blp.route("/subscriptions", methods=["GET"], endpoint="list_subscriptions")

@@ -99,6 +99,12 @@ class SubscriptionKeys:
         return hmac.compare_digest(self.feed_key(subscription_id).encode(), key.encode("utf-8", "replace"))
 
 
+#: The webhooks (and, apart, the calendar feeds) a body may have in force at once through the API: the scheduler
+#: serves each webhook with a worker of its own, and a body's dozen receivers already cover every unit it has. An
+#: operator's (`tramita subscription add`) are not counted. Product configuration, not law.
+MAX_SUBSCRIPTIONS_PER_BODY = 10
+
+
 def check_url(url: str, *, private: bool) -> str:
     """A webhook's address: http(s), a host, no user or password in it, at most MAX_URL characters; with `private`
     False, not a loopback, private or link-local address written as such (the scheduler would POST to the

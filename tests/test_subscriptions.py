@@ -307,3 +307,35 @@ def test_a_delivery_recorded_before_subscriptions_reads_as_one_to_the_operators_
         event_class.upcast_v1_v2(state)
         assert state["subscription"] is None and state[chain.UPCAST_MARK] == ["subscription"]
         assert event_class.class_version == 2
+
+
+@pytest.mark.parametrize("path, body, other", [
+    ("/subscriptions", {"url": "https://prazos.example.org/tramita"}, {"url": "https://prazos.example.org/outro"}),
+    ("/feeds", {}, {"role": "ibge"})])
+def test_a_retry_with_the_same_idempotency_key_gets_the_original_subscription_and_its_secret_and_makes_no_other(
+        api, path, body, other):
+    """A retry of a lost answer made a second subscription: every alert then went twice to the receiver, one copy
+    signed with the secret of the answer the client never read."""
+    headers = api.headers("ibge", **{"Idempotency-Key": "ibge-hook-1"})
+    first = api.client.post(path, json=body, headers=headers)
+    again = api.client.post(path, json=body, headers=headers)
+    assert first.status_code == again.status_code == 201, (first.get_json(), again.get_json())
+    assert again.get_json() == first.get_json() and again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    listed = api.client.get("/subscriptions", headers=api.headers("ibge")).get_json()
+    assert [item["id"] for item in listed["items"]] == [first.get_json()["id"]]
+    reused = api.client.post(path, json=other, headers=headers)  # the same key for another request
+    assert reused.status_code == 422 and reused.get_json()["field"] == "Idempotency-Key", reused.get_json()
+
+
+def test_a_body_may_have_at_most_so_many_webhooks_in_force_and_one_removed_makes_room(api):
+    from domain.subscriptions import MAX_SUBSCRIPTIONS_PER_BODY
+
+    made = [subscribe(api, "ibge", f"https://prazos.example.org/{n}") for n in range(MAX_SUBSCRIPTIONS_PER_BODY)]
+    refused = subscribe(api, "ibge", "https://prazos.example.org/one-too-many", expect=422)
+    assert refused["field"] == "channel" and str(MAX_SUBSCRIPTIONS_PER_BODY) in refused["detail"]
+    assert subscribe(api, "tre", "https://prazos.example.org/tre")  # another body's count is its own
+    removed = api.client.delete(f"/subscriptions/{made[0]['id']}?reason=trocado",
+                                headers=api.headers("ibge"))
+    assert removed.status_code == 200, removed.get_json()
+    assert subscribe(api, "ibge", "https://prazos.example.org/in-its-place")

@@ -12,10 +12,11 @@ from eventsourcing.utils import get_topic
 
 from domain.access import AccessToken
 from domain.acts import Actor
-from domain.application.base import ApplicationBase
+from domain.application.base import Acted, ApplicationBase
 from domain.errors import InvalidActError, Listing, Sentence
 from domain.subscriptions import (
-    CALENDAR, WEBHOOK, Subscription, SubscriptionKeys, check_kinds, check_url, closing_acts, scope_for,
+    CALENDAR, MAX_SUBSCRIPTIONS_PER_BODY, WEBHOOK, Subscription, SubscriptionKeys, check_kinds, check_url,
+    closing_acts, scope_for,
 )
 
 
@@ -34,6 +35,8 @@ class Subscribed:
 
     subscription: Subscription
     secret: str
+    #: The act as the idempotency of `POST /subscriptions` and `POST /feeds` keeps it (api/subscriptions.py).
+    acted: Acted | None = None
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ class Subscriptions(ApplicationBase):
         A webhook needs `url` (an address of the deployment's own network only with `private_urls`, which the
         command line gives); a calendar takes none and no alert kinds. Filters outside what concerns the body
         are refused (`scope_for`); a municipality or case named must exist."""
-        keys = self._keys()
+        self._keys()  # subscriptions are on: a secret or a feed key can be derived
         if channel not in (WEBHOOK, CALENDAR):
             raise InvalidActError("channel", Sentence(
                 "%(channel)r is not %(webhook)s or %(calendar)s",
@@ -84,12 +87,27 @@ class Subscriptions(ApplicationBase):
         if municipality is not None:
             self._get_municipality(municipality)
         case_id = self.ask_case(case, lambda found: str(found.id)) if case else None  # type: ignore[attr-defined]
-        subscription = Subscription.create(self.system_context(actor), channel=channel, url=url, role=role,
-                                           municipality=municipality, case_id=case_id, kinds=check_kinds(kinds),
-                                           token_id=token_id)
-        self.save(subscription)
-        secret = keys.webhook_secret(subscription.id) if channel == WEBHOOK else keys.feed_key(subscription.id)
-        return Subscribed(subscription, secret)
+        if token_id is not None:  # a body's, through the API: a bounded number, each served by a worker of its own
+            in_force = [s for s in self.subscriptions_of(actor) if s.channel == channel and self.in_force(s)]
+            if len(in_force) >= MAX_SUBSCRIPTIONS_PER_BODY:
+                raise InvalidActError("channel", Sentence(
+                    "the body has %(count)s %(channel)s subscriptions in force, the most a body may have; remove one "
+                    "first (DELETE /subscriptions/{id})", count=len(in_force), channel=channel))
+        ctx = self.system_context(actor)
+        subscription = Subscription.create(ctx, channel=channel, url=url, role=role, municipality=municipality,
+                                           case_id=case_id, kinds=check_kinds(kinds), token_id=token_id)
+        acted = Acted(subscription.id, str(subscription.id), subscription.version, decided_from=1)
+        self.save(subscription, *self._receipts(ctx, acted))
+        return self.subscribed(subscription, acted)
+
+    def subscribed(self, subscription: Subscription | UUID, acted: Acted | None = None) -> Subscribed:
+        """A subscription as its making answers: with its secret or feed key, derived again (never stored)."""
+        keys = self._keys()
+        if not isinstance(subscription, Subscription):
+            subscription = self.repository.get(subscription)
+        secret = (keys.webhook_secret(subscription.id) if subscription.channel == WEBHOOK
+                  else keys.feed_key(subscription.id))
+        return Subscribed(subscription, secret, acted)
 
     def all_subscriptions(self) -> list[Subscription]:
         """Every subscription ever made (removed ones included), oldest first: read from the log by its first
