@@ -42,15 +42,13 @@ import errno
 import heapq
 import itertools
 import os
-import re
 import selectors
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -59,11 +57,11 @@ from gunicorn.app.base import Application
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
-#: Seconds a connection has, from being accepted (or from its first byte after a keep-alive pause), to send a
-#: whole request (its head, and a body of up to BUFFERED_BODY bytes) before it is answered 408 and closed.
-REQUEST_TIMEOUT = 10.0
-#: A request head longer than this (bytes) is answered 431 without reading more.
-MAX_HEAD_BYTES = 64 * 1024
+from api.arrival import (
+    BODY_TOO_LARGE, IO_TIMEOUT, MALFORMED, MAX_HEAD_BYTES, READY, REQUEST_TIMEOUT, TOO_LARGE, BoundedSocket,
+    Connection, arrival,
+)
+
 #: A body of up to this many bytes (by its Content-Length) arrives within REQUEST_TIMEOUT; a larger or chunked one
 #: has BODY_SECONDS from the head's end. Either arrives whole before a thread takes the request.
 BUFFERED_BODY = 1024 * 1024
@@ -75,10 +73,6 @@ BODY_SECONDS = 60.0
 BODY_BUDGET = 64 * 1024 * 1024
 #: Seconds a client answered 503 for the budget is asked to wait before it tries again.
 BUSY_RETRY_AFTER = 2
-#: The longest line of a chunked body's framing (a chunk's size and its extensions, or a trailer field).
-MAX_CHUNK_LINE = 4096
-#: Seconds a thread waits on one read from or one write to a client.
-IO_TIMEOUT = 10.0
 #: Seconds an idle kept-alive connection stays open.
 KEEPALIVE = 5
 #: Threads per worker: requests a worker serves at once (each has arrived whole before it takes a thread).
@@ -135,195 +129,6 @@ def serve(bind: str | None = None, workers: int | None = None, *, config_file: s
 
 
 # ---------------------------------------------------------------------------------------------- the worker
-
-
-class BoundedSocket(socket.socket):
-    """A client socket whose blocking mode waits IO_TIMEOUT seconds at most per write, and whose reads by a thread
-    end IO_TIMEOUT seconds after the request was handed to it, however slowly bytes come (gunicorn sets its sockets
-    blocking before each request; each wait is bounded instead). The request has arrived whole by then: a thread
-    reads from the socket only for a framing the loop left to gunicorn's parser."""
-
-    #: When a thread's reads of the current request must end (None: the loop reads, without blocking).
-    reads_until: float | None = None
-
-    def setblocking(self, flag: bool) -> None:
-        if flag:
-            self.settimeout(IO_TIMEOUT)
-        else:
-            super().setblocking(False)
-
-    def recv(self, size: int, flags: int = 0) -> bytes:
-        with self._bounded_read():
-            return super().recv(size, flags)
-
-    def recv_into(self, buffer: Any, size: int = 0, flags: int = 0) -> int:
-        with self._bounded_read():
-            return super().recv_into(buffer, size, flags)
-
-    @contextmanager
-    def _bounded_read(self) -> Iterator[None]:
-        if self.reads_until is None or self.gettimeout() == 0.0:  # the loop's own, non-blocking reads
-            yield
-            return
-        left = self.reads_until - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the request was not read within its time")
-        self.settimeout(min(IO_TIMEOUT, left))
-        try:
-            yield
-        finally:
-            self.settimeout(IO_TIMEOUT)  # the answer's writes wait IO_TIMEOUT each again
-
-
-class Connection(TConn):
-    """A client connection and what has arrived of its next request, read off the threads."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.received = bytearray()
-        self.start = 0  # where the request line starts in `received` (empty lines before it skipped)
-        self.scanned = 0  # bytes of `received` already searched for the end of the head
-        self.expected: int | None = None  # once the head has ended: the bytes to wait for, head and body
-        self.head_ended = False  # the head has arrived, and what it says of its body is known:
-        self.declared = 0  # the body's Content-Length (0: none; for a chunked body, what it has sent so far)
-        self.chunks: Chunks | None = None  # a chunked body's framing, read as it arrives
-        self.continue_asked = False  # `Expect: 100-continue`
-        self.admitted = False  # its body has been weighed against the worker's budget (BODY_BUDGET)
-        self.reserved = 0  # the bytes of the budget it holds
-        self.deadline = 0.0
-        self.allowed = REQUEST_TIMEOUT  # the seconds its request has (BODY_SECONDS once a large body is coming)
-        self.ready = False  # a whole request has arrived: a thread may take it
-        self.data_ready = True  # so gunicorn's thread never waits for data itself
-
-    def init(self) -> None:
-        super().init()
-        self.hand_over()
-
-    def hand_over(self) -> None:
-        """Give what has arrived to the HTTP parser, which reads it before the socket."""
-        if self.received and self.parser is not None:
-            self.parser.unreader.unread(bytes(self.received))
-            self.received.clear()
-            self.start = self.scanned = 0
-            self.expected = None
-            self.head_ended, self.declared, self.chunks, self.continue_asked = False, 0, None, False
-            self.admitted = False
-
-
-WAIT, READY, TOO_LARGE = "wait", "ready", "too-large"
-BODY_TOO_LARGE, MALFORMED = "body-too-large", "malformed"
-
-
-def arrival(connection: Connection, largest: int) -> str:
-    """Has a whole request arrived (READY), is more to come (WAIT), is its head too large (TOO_LARGE), its body
-    larger than `largest` (BODY_TOO_LARGE), or its chunked framing broken (MALFORMED)?
-
-    Empty lines before the request line are skipped (RFC 9112, 2.2). The head ends at the first empty line. The
-    work is incremental (each byte is looked at once), so a client sending a byte at a time costs no more.
-    """
-    received = connection.received
-    if not connection.head_ended:
-        start = connection.start
-        while start < len(received) and received[start] in b"\r\n":
-            start += 1
-        connection.start = start
-        end = received.find(b"\r\n\r\n", max(start, connection.scanned - 3))
-        if end < 0:
-            connection.scanned = len(received)
-            return TOO_LARGE if len(received) > MAX_HEAD_BYTES else WAIT
-        if end + 4 > MAX_HEAD_BYTES:
-            return TOO_LARGE
-        framing, length, connection.continue_asked = body_framing(bytes(received[start:end]))
-        connection.head_ended = True
-        if framing == CHUNKED:
-            connection.chunks = Chunks(end + 4)
-        else:
-            if length > largest:
-                return BODY_TOO_LARGE
-            connection.declared = length
-            connection.expected = end + 4 + length
-    if connection.chunks is not None and connection.expected is None:
-        state = connection.chunks.read(received, largest)
-        connection.declared = connection.chunks.size
-        if state != READY:
-            return state
-        connection.expected = connection.chunks.position
-    return READY if len(received) >= connection.expected else WAIT
-
-
-PLAIN, CHUNKED = "plain", "chunked"
-#: A trailer field line: a token (RFC 9110, 5.6.2), a colon, then visible characters, spaces and tabs.
-_FIELD_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*")
-
-
-def body_framing(head: bytes) -> tuple[str, int, bool]:
-    """What the head says of its body: CHUNKED (`Transfer-Encoding: chunked` alone), or PLAIN with the length of a
-    single, plain Content-Length (0 when there is none, or for any other framing, which gunicorn's parser refuses
-    without reading a body); and whether the client waits for `100 Continue` (HTTP/1.1 `Expect: 100-continue`)."""
-    lengths, encodings, expects = set(), [], False
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        name = name.strip().lower()
-        if name == b"content-length":
-            lengths.add(value.strip())
-        elif name == b"transfer-encoding":
-            encodings.append(value.strip().lower())
-        elif name == b"expect":
-            expects = value.strip().lower() == b"100-continue"
-    expects = expects and head.split(b"\r\n", 1)[0].rstrip().endswith(b"HTTP/1.1")
-    if encodings:
-        return (CHUNKED if encodings == [b"chunked"] and not lengths else PLAIN), 0, expects
-    if len(lengths) != 1 or not next(iter(lengths)).isdigit() or len(next(iter(lengths))) > 18:
-        return PLAIN, 0, expects
-    return PLAIN, int(next(iter(lengths))), expects
-
-
-class Chunks:
-    """A chunked body's framing (RFC 9112, 7.1), read as its bytes arrive: each byte is looked at once."""
-
-    _HEX = frozenset(b"0123456789abcdefABCDEF")
-
-    def __init__(self, position: int) -> None:
-        self.position = position  # where in the connection's bytes the framing is read on from
-        self.phase = "size"  # size line, data, the CRLF after the data, trailer lines
-        self.left = 0  # the current chunk's bytes still to come
-        self.size = 0  # the body's bytes so far (the chunks' data, without the framing)
-
-    def read(self, received: bytearray, largest: int) -> str:
-        while True:
-            if self.phase == "data":
-                taken = min(self.left, len(received) - self.position)
-                self.position += taken
-                self.left -= taken
-                if self.left:
-                    return WAIT
-                self.phase = "crlf"
-            if self.phase == "crlf":
-                if len(received) - self.position < 2:
-                    return WAIT
-                if received[self.position:self.position + 2] != b"\r\n":
-                    return MALFORMED
-                self.position += 2
-                self.phase = "size"
-            end = received.find(b"\r\n", self.position, self.position + MAX_CHUNK_LINE + 2)
-            if end < 0:
-                return MALFORMED if len(received) - self.position > MAX_CHUNK_LINE else WAIT
-            line = bytes(received[self.position:end])
-            self.position = end + 2
-            if self.phase == "trailer":
-                if not line:
-                    return READY
-                if not _FIELD_LINE.fullmatch(line):
-                    return MALFORMED
-                continue
-            digits = line.split(b";", 1)[0].rstrip(b" \t")
-            if not digits or len(digits) > 16 or not set(digits) <= self._HEX:
-                return MALFORMED
-            self.left = int(digits, 16)
-            self.size += self.left
-            if self.size > largest:
-                return BODY_TOO_LARGE
-            self.phase = "data" if self.left else "trailer"
 
 
 def problem_response(status: int, reason: str, detail: str, *, field: str | None = None,
