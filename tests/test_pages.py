@@ -437,3 +437,13 @@ def test_a_warning_before_the_due_day_and_the_days_overdue_are_said_in_words_sin
         said = (fmt.alert_kind(kind), render_template_string(
             "{{ ngettext('%(num)s day overdue', '%(num)s days overdue', n) }}", n=days))
     assert said == shown
+
+
+@pytest.mark.parametrize("kind, shown", [("projection-failure", "uma projeção não conseguiu aplicar um evento"),
+                                         ("tamper-alarm", "alarme de adulteração"),
+                                         ("document-altered", "um documento guardado foi alterado")])
+def test_a_system_alert_s_kind_is_said_in_portuguese_not_by_its_identifier(api, kind, shown):
+    from api.pages import format as fmt
+
+    with api.flask.test_request_context("/alertas"):
+        assert fmt.alert_kind(kind).startswith(shown)
