@@ -240,13 +240,11 @@ class Municipality(ChainedAggregate):
     def freeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
         """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory.
 
-        The freeze runs "from the moment" the case is opened: a district act recorded before the opening with the
-        opening's own legal date came before that moment, and stands (one recorded after it on that day is refused,
-        `require_unfrozen`). A district act already recorded with a legal date after the opening would fall inside
-        the freeze: the opening is refused rather than recorded with a date that makes history violate Art. 38.
+        A district act already recorded with a legal date on or after the opening would fall inside the
+        freeze: the opening is refused rather than recorded with a date that makes history violate Art. 38.
         """
         self.require_existing(ctx, "art-38")
-        inside = [act for act in self.district_acts if act["on"] > ctx.occurred_on]
+        inside = [act for act in self.district_acts if act["on"] >= ctx.occurred_on]
         if inside:
             act = inside[0]
             raise refuse("art-38", Sentence(

@@ -1262,31 +1262,6 @@ def test_a_district_law_dated_on_the_day_the_freezing_case_was_opened_is_refused
             contains=(blocking,))
 
 
-def test_a_case_opened_on_the_day_of_a_district_law_recorded_before_it_is_opened_and_the_district_stands():
-    """Art. 38 freezes "from the moment" the case is opened: the district law recorded first, with the same legal
-    date, came before that moment. The petition is not a district act, and is not refused under Art. 38."""
-    app = new_app()
-    case = district_case(app, TARAUACA, date(2026, 5, 1))
-    enact_district(app, case, TARAUACA, date(2026, 6, 1))
-    blocking = open_creation(app, date(2026, 6, 1), (TARAUACA,))
-    tarauaca = app.municipality(TARAUACA)
-    assert "Vila Jurupari" in tarauaca.districts
-    assert [f["case_number"] for f in tarauaca.freezes_on(date(2026, 6, 1))] == [blocking]
-
-
-@pytest.mark.parametrize("opened", [date(2026, 5, 31), date(2026, 5, 20)], ids=["the day before", "ten days before"])
-def test_a_case_opened_on_a_day_before_a_district_law_already_recorded_is_refused_under_art_38(opened):
-    """Its freeze would cover the district law's day: the opening is refused naming the law, and nothing is
-    frozen."""
-    app = new_app()
-    case = district_case(app, TARAUACA, date(2026, 5, 1))
-    enact_district(app, case, TARAUACA, date(2026, 6, 1))
-    with pytest.raises(LegalRuleError) as refusal:
-        open_creation(app, opened, (TARAUACA,))
-    assert refusal.value.article == "art-38" and refusal.value.figures["district_law_on"] == "2026-06-01"
-    assert app.municipality(TARAUACA).freezes == []
-
-
 def test_a_dismemberment_case_freezes_the_receiving_municipality_too():
     app = new_app()
     blocking = app.open_case(GOVERNOR, date(2026, 6, 1), kind="dismemberment", municipalities=[XAPURI],
