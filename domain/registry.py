@@ -8,11 +8,13 @@ district act on the same territory conflict in the store and never both succeed.
 from __future__ import annotations
 
 import re
+import tomllib
 from bisect import bisect_right, insort_right
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
+from importlib import resources
 from collections.abc import Mapping
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -34,9 +36,15 @@ class Figure:
     value: int | Decimal
     as_of: date
     source: str
-    #: The seed's area: the territory's measure, which only a law changes (and a law's change is recorded), also
-    #: stands for the days before `as_of` on which no figure dated on or before them is recorded (`figure_on`).
-    holds_before_as_of: bool = False
+
+
+@lru_cache(maxsize=1)
+def seeded_standing_before() -> frozenset[str]:
+    """The figures whose seeded value also stands before the date it refers to (the seed's metadata,
+    domain/statute/acre-municipalities.toml, `holds_before_as_of`: the area, which only a recorded law changes).
+    Read from the data, not stored in the seed's events, so that a registry seeded before the reading gets it too."""
+    meta = tomllib.loads(resources.files("domain.statute").joinpath("acre-municipalities.toml").read_text("utf-8"))
+    return frozenset(spec["figure"] for spec in meta["columns"].values() if spec.get("holds_before_as_of"))
 
 
 def figure_value(figure: str, raw: Any) -> int | Decimal:
@@ -89,6 +97,9 @@ class Municipality(ChainedAggregate):
             m.district_acts = []
             m.ceased = None
             m.created_by_case = self.created_by_case
+            #: The figures the registry was seeded with (`figure_on` lets some stand before their date).
+            m.seeded = {name: history[0] for name, history in self.figures.items()
+                        if history and self.article == "registry-seed"}
 
     class FigureRecorded(ChainedAggregate.Event):
         figure: str
@@ -168,8 +179,7 @@ class Municipality(ChainedAggregate):
     ) -> Municipality:
         """Registry seed or a new municipality created by law: its figures with date and source."""
         history = {
-            figure: [{"value": entry.value, "as_of": entry.as_of, "source": entry.source,
-                      **({"holds_before_as_of": True} if entry.holds_before_as_of else {})}]
+            figure: [{"value": entry.value, "as_of": entry.as_of, "source": entry.source}]
             for figure, entry in (figures or {}).items()
         }
         return cls._start(
@@ -197,12 +207,13 @@ class Municipality(ChainedAggregate):
 
     def figure_on(self, figure: str, day: date) -> Figure | None:
         """The figure in force on `day`: the latest entry dated on or before it, the last recorded of a day, or
-        before every entry the seed's area (`Figure.holds_before_as_of`); None: unknown. Each history is kept in
+        before every entry the seed's figure when its column stands before its date (`seeded_standing_before`:
+        the area); None: unknown. Each history is kept in
         date order (`_file_figure`), so this is a binary search."""
         history = self.figures.get(figure, [])
         position = bisect_right(history, day, key=_as_of)
-        if position == 0:  # nothing dated on or before `day`: the seed's area, if it stands before its date
-            current = next((entry for entry in history if entry.get("holds_before_as_of")), None)
+        if position == 0:  # nothing dated on or before `day`: the seed's area, which stands before its date
+            current = getattr(self, "seeded", {}).get(figure) if figure in seeded_standing_before() else None
             if current is None:
                 return None
         else:

@@ -88,3 +88,20 @@ def test_an_earlier_store_migrates_rebuilds_its_projections_and_answers_the_api_
         assert len(ANSWERS) == 62
     finally:
         harness.close()
+
+
+def test_an_earlier_store_s_seeded_area_stands_before_its_date_as_a_new_store_s_does(store):
+    """The seed's area also stands before 2022 (domain/statute/acre-municipalities.toml): read from the seed's
+    metadata, not from a mark in the seed's events, so a registry seeded before that reading gets it too and a 2004
+    dismemberment is judged under Art. 1-I on the same figures whenever the registry was seeded."""
+    from datetime import date, datetime, timezone
+
+    from domain.application import Tramita
+    from tramita.persistence import persistence_env
+
+    app = Tramita(persistence_env(f"sqlite:///{store}"),
+                  clock=lambda: datetime(2026, 11, 30, 12, tzinfo=timezone.utc))
+    feijo = app.municipality("1200302")
+    seeded = feijo.figure_on("area_km2", date(2022, 8, 1))
+    assert seeded is not None and feijo.figure_on("area_km2", date(2004, 6, 1)) == seeded
+    assert feijo.figure_on("population", date(2004, 6, 1)) is None

@@ -27,7 +27,7 @@ def _seed_rows() -> list[dict[str, Any]]:
             for column, spec in meta["columns"].items():
                 if row.get(column, "").strip():
                     figures[spec["figure"]] = Figure(figure_value(spec["figure"], row[column]), spec["as_of"],
-                                                     spec["source"], spec.get("holds_before_as_of", False))
+                                                     spec["source"])
             rows.append({"key": row["ibge_code"], "name": row["name"], "figures": figures})
     return rows
 
