@@ -1448,17 +1448,41 @@ def test_a_dismemberment_law_of_a_whole_district_moves_the_district_to_the_recei
     assert "Vila Seringal" in app.municipality(CAPIXABA).districts
 
 
-def test_a_creation_law_whose_districts_include_an_origin_s_district_takes_it_from_the_origin():
-    """Art. 17: the law gives the new municipality its districts; one that was the origin's is no longer the
-    origin's (the district the petition took, and any the law lists)."""
+def creation_taking_a_district(app: Tramita, opened: date, district: str) -> str:
+    """A creation from Xapuri whose petition takes Xapuri's `district` (areas[].district), ready for its law."""
+    record_origin(app, XAPURI, opened, **ORIGIN)
+    case = open_creation(app, opened, (XAPURI,), areas=[
+        {"municipality": XAPURI, "district": district, "area_km2": "300", "description": "o distrito"}])
+    record_findings(app, case, day(opened, 1))
+    plebiscite(app, case, day(opened, 6))
+    return case
+
+
+@pytest.mark.parametrize("listed, districts", [
+    (["Vila Seringal (sede)"], ["Vila Seringal (sede)"]), (["VILA SERINGAL"], ["VILA SERINGAL"]),
+    (["Vila Nova (sede)"], ["Vila Nova (sede)", "Vila Seringal"])])
+def test_a_creation_law_takes_the_district_its_petition_took_from_the_origin_once(listed, districts):
+    """Art. 17: the district the petition took leaves Xapuri's registry for the new municipality's, once, whether
+    the law lists it (as the seat or not) or not: never in both municipalities, never in none."""
     app = new_app()
-    district = district_case(app, XAPURI, date(1991, 12, 20), district="Vila Nova")
+    district = district_case(app, XAPURI, date(1991, 12, 20), district="Vila Seringal")
     enact_district(app, district, XAPURI, date(1991, 12, 30))
-    case = creation_ready_for_law(app, date(1992, 2, 3))
-    app.enact_law(case, GOVERNOR, date(1992, 3, 14), name="Vila Nova", **{**LAW, "districts": ["Vila Nova"]})
+    case = creation_taking_a_district(app, date(1992, 2, 3), "Vila Seringal")
+    app.enact_law(case, GOVERNOR, date(1992, 3, 14), name="Vila Nova", **{**LAW, "districts": listed})
     assert app.municipality(XAPURI).districts == []
-    new = app.get_case(case).new_municipality
-    assert app.municipality(new).districts == ["Vila Nova"]
+    assert app.municipality(app.get_case(case).new_municipality).districts == districts
+
+
+def test_a_dismemberment_law_moving_a_district_whose_name_the_receiving_municipality_has_is_refused_under_art_32():
+    app = new_app()
+    for code, opened in ((XAPURI, date(1993, 2, 1)), (CAPIXABA, date(1993, 2, 2))):
+        district = district_case(app, code, opened, district="Vila Seringal")
+        enact_district(app, district, code, date(1993, 3, 1))
+    case = dismemberment_ready_for_law(app, population=3001, areas=[
+        {"municipality": XAPURI, "district": "Vila Seringal", "area_km2": "100", "description": "o distrito"}])
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1"),
+            article="art-32-par-unico", contains=("Vila Seringal",))
+    assert app.municipality(CAPIXABA).districts == ["Vila Seringal"]
 
 
 def test_a_dismemberment_law_that_exchanges_parcels_moves_each_municipality_s_area_by_its_net():

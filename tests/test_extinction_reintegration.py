@@ -115,3 +115,41 @@ def test_an_extinct_municipality_is_never_reintegrated_into_itself(shares):
     refused(app, case, lambda: app.enact_law(case, GOVERNOR, LAW_DAY, law="Lei 2/1995", reintegration=shares),
             article="art-37-par-unico", contains=(BUJARI, "not to itself"))
     assert app.municipality(BUJARI).ceased is None
+
+
+def test_a_municipality_made_of_two_origins_districts_returns_each_district_to_the_origin_it_came_from():
+    """Art. 37 par. ún.: the territory returns whence it came. A creation that took Xapuri's Vila Seringal and
+    Capixaba's Vila Jurupari (its petition's `areas[].district`); its extinction into both gives each its own
+    district back, never to the other, never to no one."""
+    from tests.test_article_rules import (
+        LAW, ORIGIN, PGE, SECTMA, SEFAZ, SETOP, STATE_TAX_REVENUE, plebiscite, record_origin,
+    )
+
+    app = new_app()
+    for code, district in ((XAPURI, "Vila Seringal"), (CAPIXABA, "Vila Jurupari")):
+        made = district_case(app, code, date(1991, 12, 20), district=district)
+        enact_district(app, made, code, date(1991, 12, 30))
+        record_origin(app, code, date(1992, 2, 3), **ORIGIN)
+    case = app.open_case(GOVERNOR, date(1992, 2, 3), kind="creation", municipalities=[XAPURI, CAPIXABA],
+                         proposed_name="Vila Nova", documents={f"art-4-{i}": "Ofício" for i in
+                                                               ("I", "II", "III", "IV", "V", "VI")},
+                         areas=[{"municipality": XAPURI, "district": "Vila Seringal", "area_km2": "300"},
+                                {"municipality": CAPIXABA, "district": "Vila Jurupari", "area_km2": "100"}]).number
+    for actor, item, value, split in ((IBGE, "art-4-I", 2400, (1600, 800)), (TRE, "art-4-II", 900, (600, 300)),
+                                      (SEFAZ, "art-4-III", "95000.00", ("60000.00", "35000.00")),
+                                      (IBGE, "art-4-IV", 80, (50, 30))):
+        app.record_finding(case, actor, date(1992, 2, 4), item=item, value=value, document="Laudo",
+                           by_origin=dict(zip((XAPURI, CAPIXABA), split)),
+                           state_tax_revenue=STATE_TAX_REVENUE if item == "art-4-III" else None)
+    for actor, item in ((SETOP, "art-4-V"), (PGE, "art-4-VI"), (SECTMA, "art-4-VI")):
+        app.record_finding(case, actor, date(1992, 2, 4), item=item, value=True, document="Laudo")
+    plebiscite(app, case, date(1992, 2, 9))
+    app.enact_law(case, GOVERNOR, date(1992, 3, 14), name="Vila Nova",
+                  **{**LAW, "districts": ["Vila Nova (sede)"], "seat_origin": XAPURI})
+    new = app.get_case(case).new_municipality
+    assert app.municipality(new).districts == ["Vila Nova (sede)", "Vila Seringal", "Vila Jurupari"]
+    assert app.municipality(XAPURI).districts == [] and app.municipality(CAPIXABA).districts == []
+    extinction = extinction_ready_for_law(app, new)
+    app.enact_law(extinction, GOVERNOR, date(1995, 5, 1), law="Lei 3/1995")
+    assert app.municipality(XAPURI).districts == ["Vila Seringal"]
+    assert app.municipality(CAPIXABA).districts == ["Vila Jurupari"]

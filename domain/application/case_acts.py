@@ -187,7 +187,8 @@ class CaseActs(ApplicationBase):
                         else None, ceased=self._ceased_by(toponyms, name if c.kind not in DISTRICT_KINDS
                                                           else c.district, occurred_on, registry),
                         original_shares=original)
-            changed = law_effects(ctx, c, registry)
+            changed = law_effects(ctx, c, registry, self._district_origins(registry[territories[0]])
+                                  if c.kind == "extinction" else None)
             if c.kind in NEW_MUNICIPALITY_KINDS:
                 if self._find_municipality(c.new_municipality) is not None:
                     raise InvalidActError("ibge_code", Sentence(
@@ -238,6 +239,15 @@ class CaseActs(ApplicationBase):
             return None
         total = sum(Fraction(str(value)) for value in areas.values())
         return {code: Fraction(str(value)) / total for code, value in areas.items()}
+
+    def _district_origins(self, municipality: Municipality) -> dict[str, str]:
+        """Art. 37 par. ún.: the districts a creation recorded here took from its origins (its petition's
+        `areas[].district`), each with the origin it came from; none for a municipality made otherwise."""
+        number = municipality.created_by_case
+        maker = self._get_or_none(self.resolve_case(number)) if number else None
+        if not isinstance(maker, Case) or maker.kind != "creation":
+            return {}
+        return {area["district"]: area["municipality"] for area in maker.areas if area.get("district")}
 
     def certify_extinction_request(self, case: str, actor: Actor, occurred_on: date, *, valid_signatures: Any,
                                    registered_voters: Any, expected_version: int | None = None) -> Acted:
