@@ -1758,3 +1758,6 @@ def test_a_dismemberment_law_without_findings_of_the_part_ceded_is_refused_namin
     refusal = refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1"),
                       article="art-5", contains=("art-4-I", "art-4-IV", "finding"))
     assert "not known in the registry" not in str(refusal)
+    assert refusal.figures["unshared"] == ["population", "voters", "revenue", "buildings"]
+    assert refusal.figures["findings"] == ["art-4-I", "art-4-II", "art-4-III", "art-4-IV"]
+    assert "unknown" not in refusal.figures  # nothing for the registry to record

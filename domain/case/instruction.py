@@ -150,14 +150,14 @@ class Instruction:
                 raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the registry; "
                                              "record it before judging Art. 5",
                                              unknown=Listing(unrecorded), origin=origin, on=ctx.occurred_on.isoformat()),
-                             origin=origin, unknown=unknown)
+                             origin=origin, unknown=unrecorded)
             if unknown:  # the registry knows the origin's figure; no finding says how much of it the area takes
                 items = [item for item, figure in ART_4_FIGURES.items() if figure in unknown]
                 raise refuse("art-5", Sentence("the share of the %(unknown)s of origin %(origin)s that the area takes has "
                                              "no finding (%(items)s, by origin); record the competent body's finding "
                                              "before judging Art. 5", unknown=Listing(unknown), origin=origin,
                                              items=Listing(items)),
-                             origin=origin, unknown=unknown)
+                             origin=origin, unshared=unknown, findings=items)
             verdicts = judge_figures(ctx.statute, ctx.occurred_on, left, tax, judgement,
                                      Sentence("origin %(origin)s would keep", origin=origin))
             remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
