@@ -20,15 +20,14 @@ MAX_CHUNK_LINE = 4096
 #: Seconds a connection has, from being accepted (or from its first byte after a keep-alive pause), to send a
 #: whole request (its head, and a body of up to api.serve.BUFFERED_BODY bytes) before it is answered 408.
 REQUEST_TIMEOUT = 10.0
-#: Seconds a thread waits on one write to a client, and reads of a request once it has taken it.
+#: Seconds a thread waits on one write to a client.
 IO_TIMEOUT = 10.0
 
 
 class BoundedSocket(socket.socket):
-    """A client socket whose blocking mode waits IO_TIMEOUT seconds at most per write, and whose reads by a thread
-    end IO_TIMEOUT seconds after the request was handed to it, however slowly bytes come (gunicorn sets its sockets
-    blocking before each request; each wait is bounded instead). The request has arrived whole by then: a thread
-    reads from the socket only for a framing the loop left to gunicorn's parser."""
+    """A client socket whose blocking mode waits IO_TIMEOUT seconds at most per write (gunicorn sets its sockets
+    blocking before each request; each wait is bounded instead), and whose reads by a thread end at `reads_until`:
+    the worker sets it to the moment it hands the request over, whole, so a thread never waits on a read."""
 
     #: When a thread's reads of the current request must end (None: the loop reads, without blocking).
     reads_until: float | None = None
@@ -73,6 +72,8 @@ class Connection(TConn):
         self.expected: int | None = None  # once the head has ended: the bytes to wait for, head and body
         self.head_ended = False  # the head has arrived, and what it says of its body is known:
         self.declared = 0  # the body's Content-Length (0: none; for a chunked body, what it has sent so far)
+        self.body_start = 0  # where the body begins in `received`, once the head has ended
+        self.head_ended_at = 0.0  # when the head ended (time.monotonic())
         self.chunks: Chunks | None = None  # a chunked body's framing, read as it arrives
         self.continue_asked = False  # `Expect: 100-continue`
         self.admitted = False  # its body has been weighed against the worker's budget (BODY_BUDGET)
@@ -121,7 +122,7 @@ def arrival(connection: Any, largest: int) -> str:
         if end + 4 > MAX_HEAD_BYTES:
             return TOO_LARGE
         framing, length, connection.continue_asked = body_framing(bytes(received[start:end]))
-        connection.head_ended = True
+        connection.head_ended, connection.body_start = True, end + 4
         if framing == CHUNKED:
             connection.chunks = Chunks(end + 4)
         else:
@@ -144,25 +145,28 @@ _FIELD_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*
 
 
 def body_framing(head: bytes) -> tuple[str, int, bool]:
-    """What the head says of its body: CHUNKED (`Transfer-Encoding: chunked` alone), or PLAIN with the length of a
-    single, plain Content-Length (0 when there is none, or for any other framing, which gunicorn's parser refuses
-    without reading a body); and whether the client waits for `100 Continue` (HTTP/1.1 `Expect: 100-continue`)."""
-    lengths, encodings, expects = set(), [], False
+    """What the head says of its body, read as gunicorn's parser reads it (`Message.set_body_reader`), so that no
+    body the parser would read is left for a thread to read from the socket: CHUNKED when the Transfer-Encoding
+    list, over all its lines, ends with `chunked`; otherwise PLAIN with a single Content-Length's value (ASCII
+    digits, any number of them; 0 without one). Any other framing (a Transfer-Encoding not ending in chunked, two
+    Content-Lengths, one that is not digits) the parser refuses before reading a body: PLAIN 0. And whether the
+    client waits for `100 Continue` (HTTP/1.1 `Expect: 100-continue`)."""
+    lengths, encodings, expects = [], [], False
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
         if name == b"content-length":
-            lengths.add(value.strip())
+            lengths.append(value.strip())
         elif name == b"transfer-encoding":
-            encodings.append(value.strip().lower())
+            encodings += [coding.strip(b" \t").lower() for coding in value.split(b",")]
         elif name == b"expect":
             expects = value.strip().lower() == b"100-continue"
     expects = expects and head.split(b"\r\n", 1)[0].rstrip().endswith(b"HTTP/1.1")
     if encodings:
-        return (CHUNKED if encodings == [b"chunked"] and not lengths else PLAIN), 0, expects
-    if len(lengths) != 1 or not next(iter(lengths)).isdigit() or len(next(iter(lengths))) > 18:
+        return (CHUNKED if encodings[-1] == b"chunked" else PLAIN), 0, expects
+    if len(lengths) != 1 or not lengths[0].isdigit() or not lengths[0].isascii():
         return PLAIN, 0, expects
-    return PLAIN, int(next(iter(lengths))), expects
+    return PLAIN, int(lengths[0]), expects
 
 
 class Chunks:
@@ -175,6 +179,7 @@ class Chunks:
         self.phase = "size"  # size line, data, the CRLF after the data, trailer lines
         self.left = 0  # the current chunk's bytes still to come
         self.size = 0  # the body's bytes so far (the chunks' data, without the framing)
+        self.trailer = 0  # the trailer section's bytes so far (at most MAX_HEAD_BYTES, as a head)
 
     def read(self, received: bytearray, largest: int) -> str:
         while True:
@@ -200,7 +205,8 @@ class Chunks:
             if self.phase == "trailer":
                 if not line:
                     return READY
-                if not _FIELD_LINE.fullmatch(line):
+                self.trailer += len(line) + 2
+                if not _FIELD_LINE.fullmatch(line) or self.trailer > MAX_HEAD_BYTES:
                     return MALFORMED
                 continue
             digits = line.split(b";", 1)[0].rstrip(b" \t")

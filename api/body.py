@@ -29,7 +29,7 @@ from flask import current_app, g, request
 from flask_babel import gettext as _
 from marshmallow import missing
 from webargs.flaskparser import FlaskParser
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 from werkzeug.wsgi import LimitedStream
 
 from api.errors import Problem
@@ -147,7 +147,7 @@ def reading_body() -> Iterator[None]:
     except ParseException as malformed:
         raise Problem(400, _("the body's framing is malformed: %(fault)s", fault=str(malformed) or
                              type(malformed).__name__), kind="malformed-body", field="body") from None
-    except OSError:  # TimeoutError included: the server's time for reading a request is up, or the client left
+    except (OSError, ClientDisconnected):  # Werkzeug's name for a read that failed or ended short
         raise Problem(408, _("the body did not arrive in time"), kind="body-timeout", field="body") from None
 
 

@@ -1,23 +1,25 @@
-"""Serving: gunicorn in front of `create_app()`, and `tramita up`, which runs the whole system side by side.
+"""Serving: gunicorn in front of `create_app()` (`tramita up`, which runs the whole system side by side, is
+tramita/side_by_side.py).
 
 Each gunicorn worker builds its own application after the fork (one application per process; no preloading,
 so no database connection is shared across a fork).
 
 Slow clients. The workers are gunicorn's threaded workers (`gthread`) with the request read off the threads:
 `TramitaWorker` keeps every connection on its event loop until a whole request has arrived, its head and its body
-(by its Content-Length, or chunked to its last chunk), and only then hands it to one of its THREADS threads. So an
-idle connection, or one sending its request slowly, holds no thread. It has REQUEST_TIMEOUT seconds from being
-accepted (or from its first byte after a keep-alive pause) to send its head and a body of up to BUFFERED_BODY
-bytes; a larger or chunked body has BODY_SECONDS from the head's end (an upload of 10 MiB at ~175 KiB/s). Past
-its time it is answered 408 (problem+json) and closed. A head over MAX_HEAD_BYTES is answered 431, a body larger
-than the largest the app takes (TRAMITA_MAX_BODY_BYTES, TRAMITA_MAX_DOCUMENT_BYTES) 413 before it is read, a
-chunked body whose framing is broken 400. The bodies arriving at once on a worker may hold BODY_BUDGET bytes in
-all (by their Content-Length, or what a chunked one has sent): past that a request with a body is answered 503
-with Retry-After, so many slow bodies cannot exhaust the memory, while requests without one are still read. A
-client that sends `Expect: 100-continue` is told to go on by the loop. Kept-alive connections idle for KEEPALIVE
-seconds are closed. A thread reads only what has arrived (a framing the loop leaves to gunicorn's parser, which
-refuses it, reads IO_TIMEOUT seconds in all at most) and waits IO_TIMEOUT seconds at most on a write of the
-answer. gunicorn's own error answers (400, 414, 431, 500, ...) are problem+json, like the app's.
+(by its Content-Length, or chunked to its last chunk, framings read as gunicorn's parser reads them:
+api/arrival.py), and only then hands it to one of its THREADS threads, which never waits on a read. So an idle
+connection, or one sending its request slowly, holds no thread. It has REQUEST_TIMEOUT seconds from being accepted
+(or from its first byte after a keep-alive pause) to send its head and a body of up to BUFFERED_BODY bytes; a
+larger or chunked body has REQUEST_TIMEOUT seconds from the head's end and earns more as it comes (MIN_BODY_RATE),
+up to BODY_SECONDS. Past its time it is answered 408 (problem+json) and closed. A head over MAX_HEAD_BYTES is
+answered 431, a body larger than the largest the app takes (TRAMITA_MAX_BODY_BYTES, TRAMITA_MAX_DOCUMENT_BYTES)
+413 before it is read, a chunked body whose framing is broken 400. The bodies on a worker, from their first byte
+until their request is answered, may hold BODY_BUDGET bytes in all (what has arrived, framing included): past
+that the request whose body would exceed it is answered 503 with Retry-After, so slow or many bodies cannot
+exhaust the memory, while requests without one are still read. A client that sends `Expect: 100-continue` is told
+to go on by the loop, once. Kept-alive connections idle for KEEPALIVE seconds are closed. A thread waits
+IO_TIMEOUT seconds at most on a write of the answer. gunicorn's own error answers (400, 414, 431, 500, ...) are
+problem+json, like the app's.
 
 Connections spread over the workers. Every worker watches the one listening socket, and the worker that wins a
 new connection keeps it (and its kept-alive requests): left alone, the worker that just served a request wins
@@ -43,12 +45,8 @@ import heapq
 import itertools
 import os
 import selectors
-import signal
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -58,7 +56,7 @@ from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from api.arrival import (
-    BODY_TOO_LARGE, IO_TIMEOUT, MALFORMED, MAX_HEAD_BYTES, READY, REQUEST_TIMEOUT, TOO_LARGE, BoundedSocket,
+    BODY_TOO_LARGE, MALFORMED, MAX_HEAD_BYTES, READY, REQUEST_TIMEOUT, TOO_LARGE, BoundedSocket,
     Connection, arrival,
 )
 
@@ -71,6 +69,11 @@ BODY_SECONDS = 60.0
 #: Bytes the bodies arriving at once on one worker may hold in all (their Content-Lengths, or what a chunked one
 #: has sent); past that, a request with a body is answered 503 with Retry-After.
 BODY_BUDGET = 64 * 1024 * 1024
+#: Bytes a second a large or chunked body earns more time by, after its first REQUEST_TIMEOUT seconds.
+MIN_BODY_RATE = 32 * 1024
+#: Seconds a connection answered before its request was read (413, 503, 408, 431, 400) has its input read and
+#: dropped before it is closed, so that closing does not reset it and lose the answer.
+LINGER_SECONDS = 2.0
 #: Seconds a client answered 503 for the budget is asked to wait before it tries again.
 BUSY_RETRY_AFTER = 2
 #: Seconds an idle kept-alive connection stays open.
@@ -166,6 +169,7 @@ class TramitaWorker(ThreadWorker):
         self._entries = itertools.count()
         self._reserved = 0  # of BODY_BUDGET, by the bodies arriving
         self._stop_deadline: float | None = None
+        self._lingering: dict[Connection, float] = {}  # answered and closing: until when their input is dropped
         #: While a new connection is left for a less busy worker (see the module's docstring): until when.
         self._deferring_until: float | None = None
         super().init_process()
@@ -242,6 +246,9 @@ class TramitaWorker(ThreadWorker):
     def _set_deadline(self, connection: Connection, deadline: float) -> None:
         connection.deadline = deadline
         heapq.heappush(self._deadlines, (deadline, next(self._entries), connection))
+        if len(self._deadlines) > 2 * len(self._arriving) + 64:  # mostly stale entries: keep only the live ones
+            self._deadlines = [(c.deadline, next(self._entries), c) for c in self._arriving]
+            heapq.heapify(self._deadlines)
 
     def _on_readable(self, connection: Connection, _: Any) -> None:
         try:
@@ -279,20 +286,30 @@ class TramitaWorker(ThreadWorker):
             self.enqueue_req(connection)
 
     def _weigh(self, connection: Connection) -> bool:
-        """Once its head has arrived: may the request's body be received within the worker's budget? On its first
-        weighing a body gets its time (BODY_SECONDS when large or chunked) and, when asked, `100 Continue`."""
+        """Once its head has arrived: may the request's body go on arriving within the worker's budget?
+
+        The budget holds the bytes of the body that have arrived (its framing included), not what its head
+        announces: heads announcing large bodies hold none of it. A large or chunked body has REQUEST_TIMEOUT from
+        the head's end, and more as it comes, at MIN_BODY_RATE, up to BODY_SECONDS in all: one that stops coming is
+        answered 408 and frees what it held. On its first weighing a body still to come is told `100 Continue` when
+        its client waits for it."""
+        now, body = time.monotonic(), len(connection.received) - connection.body_start
         if not connection.admitted:
-            connection.admitted = True
+            connection.admitted, connection.head_ended_at = True, now
             if connection.chunks is not None or connection.declared > BUFFERED_BODY:
                 connection.allowed = BODY_SECONDS
-                self._set_deadline(connection, time.monotonic() + BODY_SECONDS)
-            if connection.continue_asked and (connection.chunks is not None or connection.declared) \
-                    and self._reserved + connection.declared <= BODY_BUDGET:
+                self._set_deadline(connection, now + REQUEST_TIMEOUT + body / MIN_BODY_RATE)
+            if connection.continue_asked and not body and (connection.chunks is not None or connection.declared):
                 try:
                     connection.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
                 except OSError:
                     pass  # the client is gone: its next read says so
-        more = connection.declared - connection.reserved
+        elif connection.allowed == BODY_SECONDS:
+            earned = min(connection.head_ended_at + BODY_SECONDS,
+                         connection.head_ended_at + REQUEST_TIMEOUT + body / MIN_BODY_RATE)
+            if earned >= connection.deadline + 1.0:  # a second more at least: the heap is not pushed per read
+                self._set_deadline(connection, earned)
+        more = body - connection.reserved
         if more > 0:
             if self._reserved + more > BODY_BUDGET:
                 return False
@@ -300,13 +317,31 @@ class TramitaWorker(ThreadWorker):
             connection.reserved += more
         return True
 
+    def _release(self, connection: Connection) -> None:
+        """Give back the budget the connection's body held (once its request is answered, or it is closed)."""
+        self._reserved -= connection.reserved
+        connection.reserved = 0
+
+    def finish_request(self, conn: TConn, fs: Any) -> None:
+        """A thread has answered: the body it was given no longer weighs on the budget."""
+        if isinstance(conn, Connection):
+            self._release(conn)
+        super().finish_request(conn, fs)
+
+    def handle_request(self, req: Any, conn: TConn) -> Any:
+        """The loop has read the whole body before, and told a client waiting for it to go on: gunicorn is not to
+        send `100 Continue` again."""
+        if isinstance(conn, Connection):
+            req._expected_100_continue = False
+        return super().handle_request(req, conn)
+
     def enqueue_req(self, conn: TConn) -> None:
         if isinstance(conn, Connection) and not conn.ready:  # a request pipelined behind the last one
             conn.received[:0] = conn.parser.unreader.take_buffered()
             return self._await_request(conn)
         if isinstance(conn, Connection):
             conn.ready = False
-            conn.sock.reads_until = time.monotonic() + IO_TIMEOUT  # the request is here: a thread reads no longer
+            conn.sock.reads_until = time.monotonic()  # the request is here whole: a thread never waits on a read
         super().enqueue_req(conn)
 
     def on_client_socket_readable(self, conn: TConn, client: Any) -> None:
@@ -320,21 +355,48 @@ class TramitaWorker(ThreadWorker):
 
     def _leave(self, connection: Connection) -> None:
         self._arriving.pop(connection, None)
-        self._reserved -= connection.reserved
-        connection.reserved = 0
         try:
             self.poller.unregister(connection.sock)
         except (KeyError, ValueError, OSError):
             pass
 
     def _close(self, connection: Connection, answer: bytes = b"") -> None:
+        """Close the connection, after `answer` when there is one. A client may still be sending what the answer
+        refuses (a body too large, or past the budget): closing with its bytes unread would reset the connection and
+        could lose the answer, so its bytes are read and dropped for LINGER_SECONDS at most before closing."""
         self._leave(connection)
+        self._release(connection)
+        connection.received = bytearray()  # its heap entry may outlive it until its deadline: not its bytes
         if answer:
             try:
                 connection.sock.send(answer)
                 connection.sock.shutdown(socket.SHUT_WR)
             except OSError:
                 pass
+            else:
+                self._lingering[connection] = time.monotonic() + LINGER_SECONDS
+                self.poller.register(connection.sock, selectors.EVENT_READ, partial(self._drop_input, connection))
+                return
+        self.nr_conns -= 1
+        util.close(connection.sock)
+
+    def _drop_input(self, connection: Connection, _: Any) -> None:
+        try:
+            data = connection.sock.recv(READ_CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._end_lingering(connection)
+
+    def _end_lingering(self, connection: Connection) -> None:
+        if self._lingering.pop(connection, None) is None:
+            return
+        try:
+            self.poller.unregister(connection.sock)
+        except (KeyError, ValueError, OSError):
+            pass
         self.nr_conns -= 1
         util.close(connection.sock)
 
@@ -344,6 +406,8 @@ class TramitaWorker(ThreadWorker):
         now = time.monotonic()
         if not self.alive and self._stop_deadline is None:
             self._stop_deadline = now + STOP_KEEPALIVE_LINGER
+        for connection in [c for c, until in self._lingering.items() if until <= now]:
+            self._end_lingering(connection)
         if self._stop_deadline is not None and now >= self._stop_deadline:
             while self._arriving:
                 connection = next(iter(self._arriving))
@@ -361,47 +425,3 @@ class TramitaWorker(ThreadWorker):
         if not connection.received:
             return b""
         return problem_response(408, "Request Timeout", f"the request did not arrive within {connection.allowed:g} s")
-
-
-# ---------------------------------------------------------------------------------------------- tramita up
-
-
-def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], None] = print) -> int:
-    """Start each command; when one stops or on Ctrl-C / SIGTERM, stop them all. The first failure's code."""
-    processes = {name: subprocess.Popen(list(argv)) for name, argv in commands.items()}
-    stopping = False
-
-    def stop(*_: Any) -> None:
-        nonlocal stopping
-        stopping = True
-
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    code = 0
-    try:
-        while not stopping:
-            ended = {name: p.returncode for name, p in processes.items() if p.poll() is not None}
-            if ended:
-                name, code = next(iter(ended.items()))
-                say(f"{name} stopped (exit {code}); stopping the others")
-                break
-            time.sleep(0.2)
-    finally:
-        for process in processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        for name, process in processes.items():
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                say(f"{name} did not stop in 15 s; killing it")
-                process.kill()
-                process.wait()
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    return code
-
-
-def tramita_command(*args: str) -> list[str]:
-    """This installation's `tramita` command (the same interpreter, whatever PATH holds)."""
-    return [sys.executable, "-m", "tramita", *args]
-

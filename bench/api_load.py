@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 from tramita.bootstrap import build_application
-from api.serve import tramita_command
+from tramita.side_by_side import tramita_command
 from domain.acts import Actor
 from domain.application import LEGAL_TIMEZONE
 from domain.names import ToponymList, date_in_name

@@ -467,3 +467,26 @@ def test_racing_copies_of_one_petition_with_one_key_open_one_case(new_database_u
     finally:
         for worker in workers:
             worker.close()
+
+
+@pytest.mark.parametrize("path, content_type, role", [("/cases", "application/json", "assembly-mesa"),
+                                                      ("/documents", "application/pdf", "ibge")])
+def test_a_body_that_stops_coming_is_408_naming_the_body_and_records_nothing(edge: Edge, path, content_type, role):
+    """Werkzeug reports a read of the body that fails as a disconnected client (a bare 400): it is the body that
+    did not arrive, 408 naming it."""
+    import io
+
+    class Stalls(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:  # noqa: ANN001
+            raise TimeoutError("the request was not read within its time")
+
+    before = edge.api.notifications()
+    response = edge.api.client.post(path, headers={**edge.api.headers(*ROLES[role]), "Content-Type": content_type,
+                                                   "Content-Length": "100"},
+                                    environ_overrides={"wsgi.input": io.BufferedReader(Stalls()),
+                                                       "wsgi.input_terminated": True, "CONTENT_LENGTH": "100"})
+    assert assert_problem(response, 408)["field"] == "body"
+    assert edge.api.notifications() == before

@@ -28,7 +28,7 @@ DEMO_ROLES = (("demo-assembly-mesa", "assembly-mesa", None), ("demo-tre", "tre",
 
 def cmd_up(args: argparse.Namespace) -> int:
     """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler."""
-    from api.serve import run_side_by_side, tramita_command
+    from tramita.side_by_side import run_side_by_side, tramita_command
     from audit.keys import create_signing_key, origin_from
 
     key_path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
