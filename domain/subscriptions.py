@@ -33,14 +33,14 @@ import binascii
 import hashlib
 import hmac
 import ipaddress
-import socket
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlsplit
-from uuid import UUID, uuid4
+from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
 from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
 from domain.acts import ActContext, Actor, ChainedAggregate
@@ -287,3 +287,34 @@ def closing_acts(statute: Statute, on: date) -> dict[tuple[str, str], list[str]]
                 if label not in expected.setdefault((kind, rule), []):
                     expected[(kind, rule)].append(label)
     return expected
+
+
+class SubscriptionTurns(ChainedAggregate):
+    """A body's turns at making a subscription through the API: each making records one here, in its own save, so
+    that two made at once for one body conflict and the second is judged again against MAX_SUBSCRIPTIONS_PER_BODY
+    (counted from the subscriptions themselves)."""
+
+    NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:subscription-turns")
+
+    class Opened(ChainedAggregate.Created):
+        body: str
+
+        def assign(self, turns: SubscriptionTurns) -> None:
+            turns.body, turns.taken = self.body, 0
+
+    class Taken(ChainedAggregate.Event):
+        subscription_id: str
+
+        def assign(self, turns: SubscriptionTurns) -> None:
+            turns.taken += 1
+
+    @classmethod
+    def id_for(cls, body: str) -> UUID:
+        return uuid5(cls.NAMESPACE, body)
+
+    @classmethod
+    def open(cls, ctx: ActContext, body: str) -> SubscriptionTurns:
+        return cls._start(cls.Opened, ctx, id=cls.id_for(body), article=ARTICLE, body=body)
+
+    def take(self, ctx: ActContext, subscription_id: UUID) -> None:
+        self._record(self.Taken, ctx, article=ARTICLE, subscription_id=str(subscription_id))

@@ -339,3 +339,41 @@ def test_a_body_may_have_at_most_so_many_webhooks_in_force_and_one_removed_makes
                                 headers=api.headers("ibge"))
     assert removed.status_code == 200, removed.get_json()
     assert subscribe(api, "ibge", "https://prazos.example.org/in-its-place")
+
+
+@pytest.mark.slow
+def test_a_body_s_subscriptions_made_at_once_keep_to_the_limit_and_a_retried_one_is_made_once(api):
+    """Counting and saving were two steps: 16 made at once by one body gave 14; two copies of one request with one
+    key at once gave a 500 to the one that lost."""
+    import threading
+
+    from domain.subscriptions import MAX_SUBSCRIPTIONS_PER_BODY
+
+    headers = api.headers("ibge")
+    barrier, answers = threading.Barrier(16), []
+
+    def make(n: int, key: str | None) -> None:
+        client = api.flask.test_client()
+        barrier.wait()
+        extra = {"Idempotency-Key": key} if key else {}
+        answers.append(client.post("/subscriptions", json={"url": f"https://prazos.example.org/{n if not key else 'k'}"},
+                                   headers={**headers, **extra}))
+
+    threads = [threading.Thread(target=make, args=(n, None)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [201] * MAX_SUBSCRIPTIONS_PER_BODY + [422] * (16 - MAX_SUBSCRIPTIONS_PER_BODY), statuses
+
+    tre, barrier, answers = api.headers("tre"), threading.Barrier(2), []
+    headers = tre
+    threads = [threading.Thread(target=make, args=(0, "tre-once")) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert [answer.status_code for answer in answers] == [201, 201]
+    assert answers[0].get_json() == answers[1].get_json()
+    assert len(api.client.get("/subscriptions", headers=tre).get_json()["items"]) == 1

@@ -15,8 +15,8 @@ from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
 from domain.errors import InvalidActError, Listing, Sentence
 from domain.subscriptions import (
-    CALENDAR, MAX_SUBSCRIPTIONS_PER_BODY, WEBHOOK, Subscription, SubscriptionKeys, check_kinds, check_url,
-    closing_acts, scope_for,
+    CALENDAR, MAX_SUBSCRIPTIONS_PER_BODY, WEBHOOK, Subscription, SubscriptionKeys, SubscriptionTurns, check_kinds,
+    check_url, closing_acts, scope_for,
 )
 
 
@@ -87,18 +87,28 @@ class Subscriptions(ApplicationBase):
         if municipality is not None:
             self._get_municipality(municipality)
         case_id = self.ask_case(case, lambda found: str(found.id)) if case else None  # type: ignore[attr-defined]
-        if token_id is not None:  # a body's, through the API: a bounded number, each served by a worker of its own
-            in_force = [s for s in self.subscriptions_of(actor) if s.channel == channel and self.in_force(s)]
-            if len(in_force) >= MAX_SUBSCRIPTIONS_PER_BODY:
-                raise InvalidActError("channel", Sentence(
-                    "the body has %(count)s %(channel)s subscriptions in force, the most a body may have; remove one "
-                    "first (DELETE /subscriptions/{id})", count=len(in_force), channel=channel))
-        ctx = self.system_context(actor)
-        subscription = Subscription.create(ctx, channel=channel, url=url, role=role, municipality=municipality,
-                                           case_id=case_id, kinds=check_kinds(kinds), token_id=token_id)
-        acted = Acted(subscription.id, str(subscription.id), subscription.version, decided_from=1)
-        self.save(subscription, *self._receipts(ctx, acted))
-        return self.subscribed(subscription, acted)
+        kinds = check_kinds(kinds)
+
+        def attempt() -> Subscribed:
+            ctx = self.system_context(actor)
+            subscription = Subscription.create(ctx, channel=channel, url=url, role=role, municipality=municipality,
+                                               case_id=case_id, kinds=kinds, token_id=token_id)
+            turns = []
+            if token_id is not None:  # a body's, through the API: a bounded number, each served by its own worker
+                in_force = [s for s in self.subscriptions_of(actor) if s.channel == channel and self.in_force(s)]
+                if len(in_force) >= MAX_SUBSCRIPTIONS_PER_BODY:
+                    raise InvalidActError("channel", Sentence(
+                        "the body has %(count)s %(channel)s subscriptions in force, the most a body may have; remove "
+                        "one first (DELETE /subscriptions/{id})", count=len(in_force), channel=channel))
+                body = f"{actor.role}:{actor.municipality or ''}:{channel}"
+                turn = self._get_or_none(SubscriptionTurns.id_for(body)) or SubscriptionTurns.open(ctx, body)
+                turn.take(ctx, subscription.id)  # two at once for one body conflict here: the second counts again
+                turns.append(turn)
+            acted = Acted(subscription.id, str(subscription.id), subscription.version, decided_from=1)
+            self.save(subscription, *turns, *self._receipts(ctx, acted))
+            return self.subscribed(subscription, acted)
+
+        return self._retrying(attempt)
 
     def subscribed(self, subscription: Subscription | UUID, acted: Acted | None = None) -> Subscribed:
         """A subscription as its making answers: with its secret or feed key, derived again (never stored)."""
