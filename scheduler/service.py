@@ -61,8 +61,15 @@ class Scanner:
     """System alerts this process has logged or handed to the webhook."""
     subscribers: Subscribers | None = None
     """The subscriptions' webhooks (None: no subscription key, so no subscription can be served)."""
+    turn: threading.Lock = field(default_factory=threading.Lock)
+    """One job at a time: the scan and the redelivery (each on APScheduler's pool) share the projector and the
+    subscriptions' workers, and at :30 both crons fire."""
 
     def scan(self) -> ScanResult:
+        with self.turn:
+            return self._scan()
+
+    def _scan(self) -> ScanResult:
         if self.leadership is not None:
             self.leadership.check()
         result = scan(self.app, self.store, thresholds=self.thresholds, projector=self.projector)
@@ -93,6 +100,10 @@ class Scanner:
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's
         webhook each of its alerts not delivered to it; return how many."""
+        with self.turn:
+            return self._redeliver()
+
+    def _redeliver(self) -> int:
         if self.webhook is None and self.subscribers is None:
             return 0
         self.projector.catch_up()

@@ -188,15 +188,19 @@ class Webhook:
         self._queue: queue.Queue[tuple[UUID, dict[str, Any]] | None] = queue.Queue()
         #: The alerts queued or being delivered: one submitted again meanwhile (a redelivery) is not queued twice.
         self._pending: set[UUID] = set()
+        #: The alerts this worker has delivered: a redelivery that read the alerts before the delivery's record
+        #: reached them does not send one again (a later process, reading the record, does not either).
+        self._delivered: set[UUID] = set()
         self._lock = threading.Lock()
         self._worker = threading.Thread(target=self._work, daemon=True,
                                         name=f"tramita-webhook-{subscription}" if subscription else "tramita-webhook")
         self._worker.start()
 
     def submit(self, alert_id: UUID, payload: dict[str, Any]) -> bool:
-        """Queue the alert for delivery and return at once; False when it is queued or being delivered already."""
+        """Queue the alert for delivery and return at once; False when it is queued, being delivered or delivered
+        by this worker already."""
         with self._lock:
-            if alert_id in self._pending:
+            if alert_id in self._pending or alert_id in self._delivered:
                 return False
             self._pending.add(alert_id)
         self._queue.put((alert_id, payload))
@@ -254,6 +258,8 @@ class Webhook:
                 if attempt < self.tries:
                     self.sleep(self.pause(attempt))
                 continue
+            with self._lock:
+                self._delivered.add(alert_id)
             self._record(alert_id, attempt, None)
             self.log("delivered", alert_id=str(alert_id), tries=attempt, **self.named)
             return

@@ -422,3 +422,17 @@ def test_a_system_alert_reaches_the_webhook_with_its_case_fields_null(missed, se
     assert (body["kind"], body["subject"], body["message"]) == ("projection-failure", "cases:x", "cannot write")
     assert body["case_id"] is None and body["due_on"] is None and body["article"] is None
     assert app.get_alert(raised).delivery == "delivered"
+
+
+def test_an_alert_this_worker_delivered_is_not_sent_again_by_a_redelivery_that_read_it_before_its_record():
+    """The worker records the delivery and lets the alert go; a redelivery that caught the alerts table up before
+    that record reached it submitted it again, and the receiver got it twice."""
+    posts: list[str] = []
+    webhook = Webhook("http://receiver.example/hook", lambda *_: None, tries=1, secret=SECRET,
+                      post=lambda url, body, headers: posts.append(headers["webhook-id"]))
+    alert = uuid4()
+    assert webhook.submit(alert, {"n": 1})
+    assert wait_for(lambda: posts == [str(alert)], 30)
+    assert wait_for(lambda: webhook.submit(alert, {"n": 1}) is False and alert not in webhook._pending, 30)
+    assert webhook.close(timeout=30)
+    assert posts == [str(alert)]
