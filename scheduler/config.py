@@ -120,8 +120,8 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
     TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
-    TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its command-line option when
-    given."""
+    TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its
+    command-line option when given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
         if option is not None:

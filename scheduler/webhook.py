@@ -8,8 +8,9 @@ record is immutable, audited and projected into the alerts table.
 
 - Only a 2xx delivers. A redirect (3xx) is never followed: it is a failed try, recorded with its status (following
   it would send the alert, or make the scheduler send requests, wherever the receiver points).
-- Each try is one exchange of at most TIMEOUT seconds, connecting to each address included, however slowly the receiver answers:
-  a watchdog cuts the connection at the deadline, and the answer's body is never read (its status says it all).
+- Each try is one exchange of at most TIMEOUT seconds, connecting to each address included, however slowly the
+  receiver answers: a watchdog cuts the connection at the deadline, and the answer's body is never read (its
+  status says it all).
 - The pause before try n+1 is drawn uniformly from [0, min(cap, backoff x 2^(n-1))] ("full jitter"), so the
   round is bounded and receivers coming back are not hit by every scheduler at once.
 - Every POST is signed per Standard Webhooks (https://www.standardwebhooks.com/): `webhook-id` (the alert's id,

@@ -356,8 +356,8 @@ def test_a_body_s_subscriptions_made_at_once_keep_to_the_limit_and_a_retried_one
         client = api.flask.test_client()
         barrier.wait()
         extra = {"Idempotency-Key": key} if key else {}
-        answers.append(client.post("/subscriptions", json={"url": f"https://prazos.example.org/{n if not key else 'k'}"},
-                                   headers={**headers, **extra}))
+        url = f"https://prazos.example.org/{'k' if key else n}"
+        answers.append(client.post("/subscriptions", json={"url": url}, headers={**headers, **extra}))
 
     threads = [threading.Thread(target=make, args=(n, None)) for n in range(16)]
     for thread in threads:

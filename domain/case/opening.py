@@ -128,8 +128,9 @@ def _signatures_by_area(signatures: list[Any], area_keys: list[str]) -> list[Any
             aliases.setdefault(alias, []).append(key)
     resolved = []
     for signature in signatures:
-        if isinstance(signature, dict) and only is not None and (
-                signature.get("area") is None or (isinstance(signature["area"], str) and not signature["area"].strip())):
+        area = signature.get("area") if isinstance(signature, dict) else None
+        if isinstance(signature, dict) and only is not None and (area is None or (isinstance(area, str)
+                                                                                  and not area.strip())):
             signature = {**signature, "area": only}
         elif isinstance(signature, dict) and isinstance(signature.get("area"), str):
             keys = aliases.get(signature["area"].strip(), [])
