@@ -231,7 +231,7 @@ class TramitaWorker(ThreadWorker):
         it had sent part of one), so that idle connections never fill the worker."""
         silent = next((connection for connection in self._arriving if not connection.received), None)
         oldest = silent or next(iter(self._arriving))
-        self._close(oldest, self._timeout_answer(oldest))
+        self._close(oldest, self._timeout_answer(oldest), linger=False)  # its room is needed now
 
     def _await_request(self, connection: Connection) -> None:
         """Watch the connection until its request has arrived (or its time is up)."""
@@ -360,7 +360,7 @@ class TramitaWorker(ThreadWorker):
         except (KeyError, ValueError, OSError):
             pass
 
-    def _close(self, connection: Connection, answer: bytes = b"") -> None:
+    def _close(self, connection: Connection, answer: bytes = b"", *, linger: bool = True) -> None:
         """Close the connection, after `answer` when there is one. A client may still be sending what the answer
         refuses (a body too large, or past the budget): closing with its bytes unread would reset the connection and
         could lose the answer, so its bytes are read and dropped for LINGER_SECONDS at most before closing."""
@@ -374,11 +374,12 @@ class TramitaWorker(ThreadWorker):
             except OSError:
                 pass
             else:
+                if not linger:
+                    return self._end(connection)
                 self._lingering[connection] = time.monotonic() + LINGER_SECONDS
                 self.poller.register(connection.sock, selectors.EVENT_READ, partial(self._drop_input, connection))
                 return
-        self.nr_conns -= 1
-        util.close(connection.sock)
+        self._end(connection)
 
     def _drop_input(self, connection: Connection, _: Any) -> None:
         try:
@@ -397,6 +398,9 @@ class TramitaWorker(ThreadWorker):
             self.poller.unregister(connection.sock)
         except (KeyError, ValueError, OSError):
             pass
+        self._end(connection)
+
+    def _end(self, connection: Connection) -> None:
         self.nr_conns -= 1
         util.close(connection.sock)
 
