@@ -95,14 +95,16 @@ class Subscriptions(ApplicationBase):
                                                case_id=case_id, kinds=kinds, token_id=token_id)
             turns = []
             if token_id is not None:  # a body's, through the API: a bounded number, each served by its own worker
+                # The body's turns are read before its subscriptions are counted: a making saved in between moves
+                # them on, so this save conflicts and the next attempt counts again.
+                body = f"{actor.role}:{actor.municipality or ''}:{channel}"
+                turn = self._get_or_none(SubscriptionTurns.id_for(body)) or SubscriptionTurns.open(ctx, body)
                 in_force = [s for s in self.subscriptions_of(actor) if s.channel == channel and self.in_force(s)]
                 if len(in_force) >= MAX_SUBSCRIPTIONS_PER_BODY:
                     raise InvalidActError("channel", Sentence(
                         "the body has %(count)s %(channel)s subscriptions in force, the most a body may have; remove "
                         "one first (DELETE /subscriptions/{id})", count=len(in_force), channel=channel))
-                body = f"{actor.role}:{actor.municipality or ''}:{channel}"
-                turn = self._get_or_none(SubscriptionTurns.id_for(body)) or SubscriptionTurns.open(ctx, body)
-                turn.take(ctx, subscription.id)  # two at once for one body conflict here: the second counts again
+                turn.take(ctx, subscription.id)
                 turns.append(turn)
             acted = Acted(subscription.id, str(subscription.id), subscription.version, decided_from=1)
             self.save(subscription, *turns, *self._receipts(ctx, acted))
