@@ -20,7 +20,8 @@ from marshmallow import Schema
 from api import responses as r
 from api import schemas as s
 from api.http import (
-    acted_response, competent, expected_version, idempotent_request, receipt_of, tramita, write_doc,
+    acted_response, competent, expected_version, idempotent_request, receipt_of, replay_headers, tramita,
+    write_doc,
 )
 from domain.application import Attaching
 
@@ -131,9 +132,8 @@ def figure_recorded(data: dict[str, Any], ibge_code: str):  # noqa: ANN201
     occurred_on = data.pop("occurred_on")
     acted = app.idempotently(idempotent_request("figure-recorded"),
                              lambda: app.record_figure(ibge_code, g.actor, occurred_on, **data))
-    headers = {"Idempotent-Replayed": "true"} if acted.replayed else {}
     return {"act": "figure-recorded", "municipality": acted.number, "version": acted.version,
-            "receipt": receipt_of(acted)}, 201, headers
+            "receipt": receipt_of(acted)}, 201, replay_headers(acted)
 
 
 @blp.route("/toponyms", methods=["POST"], endpoint="toponym-added")
@@ -147,10 +147,8 @@ def toponym_added(data: dict[str, Any]):  # noqa: ANN201
     app = tramita()
     occurred_on = data.pop("occurred_on")
     acted = app.idempotently(idempotent_request("toponym-added"), lambda: app.add_toponym(g.actor, occurred_on, **data))
-    headers = {"Location": "/toponyms"}
-    if acted.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return {"act": "toponym-added", "version": acted.version, "receipt": receipt_of(acted)}, 201, headers
+    return ({"act": "toponym-added", "version": acted.version, "receipt": receipt_of(acted)}, 201,
+            replay_headers(acted, Location="/toponyms"))
 
 
 def _register(act: Act) -> None:

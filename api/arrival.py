@@ -71,7 +71,7 @@ class Connection(TConn):
         self.scanned = 0  # bytes of `received` already searched for the end of the head
         self.expected: int | None = None  # once the head has ended: the bytes to wait for, head and body
         self.head_ended = False  # the head has arrived, and what it says of its body is known:
-        self.declared = 0  # the body's Content-Length (0: none; for a chunked body, what it has sent so far)
+        self.declared = 0  # the body's Content-Length (0: none, or chunked)
         self.body_start = 0  # where the body begins in `received`, once the head has ended
         self.head_ended_at = 0.0  # when the head ended (time.monotonic())
         self.chunks: Chunks | None = None  # a chunked body's framing, read as it arrives
@@ -132,7 +132,6 @@ def arrival(connection: Any, largest: int) -> str:
             connection.expected = end + 4 + length
     if connection.chunks is not None and connection.expected is None:
         state = connection.chunks.read(received, largest)
-        connection.declared = connection.chunks.size
         if state != READY:
             return state
         connection.expected = connection.chunks.position

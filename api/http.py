@@ -128,12 +128,15 @@ def idempotent_request(act: str) -> IdempotentRequest | None:
                              act=act)
 
 
+def replay_headers(acted: Acted, **headers: str) -> dict[str, str]:
+    """`headers`, and `Idempotent-Replayed: true` when the act answered is a retry's, replayed from its receipt."""
+    return {**headers, "Idempotent-Replayed": "true"} if acted.replayed else dict(headers)
+
+
 def acted_response(act: str, acted: Acted, *, status: int) -> Response:
     """The act's result: what it decided (its events on the case), the case's new version and ETag; the case itself
     is read with `GET /cases/{id}` (the same answer for a replayed retry)."""
-    headers = {"ETag": etag(acted.version), "Location": f"/cases/{acted.case_id}"}
-    if acted.replayed:
-        headers["Idempotent-Replayed"] = "true"
+    headers = replay_headers(acted, ETag=etag(acted.version), Location=f"/cases/{acted.case_id}")
     body = {"act": act, "case_id": str(acted.case_id), "number": acted.number, "version": acted.version,
             "result": acted.result, "events": tramita().act_events(acted),
             "receipt": receipt_of(acted)}

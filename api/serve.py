@@ -250,13 +250,20 @@ class TramitaWorker(ThreadWorker):
             self._deadlines = [(c.deadline, next(self._entries), c) for c in self._arriving]
             heapq.heapify(self._deadlines)
 
-    def _on_readable(self, connection: Connection, _: Any) -> None:
+    @staticmethod
+    def _receive(connection: Connection) -> bytes | None:
+        """What the connection has sent (b"": it is gone); None when a read would block after all."""
         try:
-            data = connection.sock.recv(READ_CHUNK)
+            return connection.sock.recv(READ_CHUNK)
         except (BlockingIOError, InterruptedError):
-            return
+            return None
         except OSError:
-            data = b""
+            return b""
+
+    def _on_readable(self, connection: Connection, _: Any) -> None:
+        data = self._receive(connection)
+        if data is None:
+            return
         if not data:  # the client went away
             return self._close(connection)
         connection.received += data
@@ -382,13 +389,7 @@ class TramitaWorker(ThreadWorker):
         self._end(connection)
 
     def _drop_input(self, connection: Connection, _: Any) -> None:
-        try:
-            data = connection.sock.recv(READ_CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if not data:
+        if self._receive(connection) == b"":
             self._end_lingering(connection)
 
     def _end_lingering(self, connection: Connection) -> None:

@@ -12,7 +12,9 @@ from marshmallow import RAISE, Schema, fields, validate
 from api import responses as r
 from api.body import Blueprint
 from api.fields import Day, Reference
-from api.http import competent, errors_doc, idempotent_request, receipt_of, tramita, write_doc
+from api.http import (
+    competent, errors_doc, idempotent_request, receipt_of, replay_headers, tramita, write_doc,
+)
 from domain.parameters import COMPARISONS
 
 blp = Blueprint("statute", __name__, description="The statute's dated parameters and their amendments")
@@ -71,11 +73,8 @@ def statute_amended(data: dict[str, Any]):  # noqa: ANN201
                   for entry in data["parameters"]]
     acted = app.idempotently(idempotent_request("statute-amended"), lambda: app.amend_statute(
         g.actor, data["published_on"], law=data["law"], parameters=parameters, sources=data["sources"]))
-    headers = {"Location": "/statute/amendments"}
-    if acted.replayed:
-        headers["Idempotent-Replayed"] = "true"
     return {"act": "statute-amended", "version": acted.version, "result": acted.result,
-            "receipt": receipt_of(acted)}, 201, headers
+            "receipt": receipt_of(acted)}, 201, replay_headers(acted, Location="/statute/amendments")
 
 
 @blp.route("/statute", methods=["GET"], endpoint="get_statute")

@@ -21,7 +21,7 @@ from api.body import Blueprint
 from api.errors import problem
 from api.exports import calendar
 from api.fields import Count, Name, Reference
-from api.http import errors_doc, idempotent_request, read_store, settings, tramita
+from api.http import errors_doc, idempotent_request, read_store, replay_headers, settings, tramita
 from api.responses import page_of
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
 from domain.subscriptions import CALENDAR, MAX_KINDS, MAX_URL, WEBHOOK, Subscription
@@ -107,7 +107,7 @@ def subscribe(data: dict[str, Any]):  # noqa: ANN201
         g.actor, token_id=g.token_id, channel=WEBHOOK, private_urls=settings().get("subscription_private_urls", False),
         **data).acted)
     subscribed = app.subscribed(acted.case_id)
-    return shown(subscribed.subscription, secret=subscribed.secret), 201, replayed(acted)
+    return shown(subscribed.subscription, secret=subscribed.secret), 201, replay_headers(acted)
 
 
 @blp.route("/feeds", methods=["POST"], endpoint="open_feed")
@@ -123,12 +123,7 @@ def open_feed(data: dict[str, Any] | None):  # noqa: ANN201
         g.actor, token_id=g.token_id, channel=CALENDAR, **data).acted)
     subscribed = app.subscribed(acted.case_id)
     return (shown(subscribed.subscription, feed_url=request.host_url.rstrip("/") + feed_path(subscribed)), 201,
-            replayed(acted))
-
-
-def replayed(acted: Any) -> dict[str, str]:
-    """`Idempotent-Replayed: true` on the answer to a retry, as every act's."""
-    return {"Idempotent-Replayed": "true"} if acted.replayed else {}
+            replay_headers(acted))
 
 
 @blp.route("/subscriptions", methods=["GET"], endpoint="list_subscriptions")

@@ -39,12 +39,18 @@ class Figure:
 
 
 @lru_cache(maxsize=1)
+def seed_metadata() -> dict[str, Any]:
+    """The registry seed's metadata (domain/statute/acre-municipalities.toml): its file and, per column, the figure,
+    the date it refers to, its source, and whether it stands before that date."""
+    return tomllib.loads(resources.files("domain.statute").joinpath("acre-municipalities.toml").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
 def seeded_standing_before() -> frozenset[str]:
-    """The figures whose seeded value also stands before the date it refers to (the seed's metadata,
-    domain/statute/acre-municipalities.toml, `holds_before_as_of`: the area, which only a recorded law changes).
-    Read from the data, not stored in the seed's events, so that a registry seeded before the reading gets it too."""
-    meta = tomllib.loads(resources.files("domain.statute").joinpath("acre-municipalities.toml").read_text("utf-8"))
-    return frozenset(spec["figure"] for spec in meta["columns"].values() if spec.get("holds_before_as_of"))
+    """The figures whose seeded value also stands before the date it refers to (`holds_before_as_of` in the seed's
+    metadata: the area, which only a recorded law changes). Read from the data, not stored in the seed's events, so
+    that a registry seeded before the reading gets it too."""
+    return frozenset(spec["figure"] for spec in seed_metadata()["columns"].values() if spec.get("holds_before_as_of"))
 
 
 def figure_value(figure: str, raw: Any) -> int | Decimal:

@@ -125,16 +125,17 @@ def test_bodies_sent_a_byte_at_a_time_and_a_flood_of_idle_connections_leave_heal
         slow = [trickling(server, large, b"%PDF-") for _ in range(2 * THREADS)]
         slow += [trickling(server, chunked, b"400\r\n{") for _ in range(2 * THREADS)]
         flood = []
+
+        def health_answers_while_the_bodies_trickle() -> None:
+            for _ in range(5):
+                for connection in slow:
+                    connection.sendall(b" ")
+                assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+
         try:
-            for _ in range(5):
-                for connection in slow:
-                    connection.sendall(b" ")
-                assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+            health_answers_while_the_bodies_trickle()
             flood = [socket.create_connection((server.host, server.port), timeout=30) for _ in range(IDLE_FLOOD)]
-            for _ in range(5):
-                for connection in slow:
-                    connection.sendall(b" ")
-                assert request(f"{server.url}/health", timeout=1.0)[0] == 200
+            health_answers_while_the_bodies_trickle()
         finally:
             for connection in slow + flood:
                 connection.close()
@@ -161,32 +162,18 @@ def test_a_body_in_any_framing_gunicorn_reads_is_read_on_the_loop_and_stalled_ho
                 connection.close()
 
 
-def answer_to(server, data: bytes) -> tuple[int, dict, dict]:
-    """Send raw bytes and read the answer until the server closes: status, head fields, problem body."""
-    with socket.create_connection((server.host, server.port), timeout=30) as connection:
-        connection.sendall(data)
-        answer = b""
-        while chunk := connection.recv(65536):
-            answer += chunk
-    head, _, body = answer.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    fields = dict(line.split(": ", 1) for line in lines[1:])
-    assert fields["Content-Type"] == "application/problem+json", answer[:500]
-    return int(lines[0].split()[1]), fields, json.loads(body)
-
-
 @pytest.mark.slow
 def test_a_body_too_large_or_badly_framed_is_refused_before_a_thread_reads_it_and_100_continue_is_answered(
         database, tmp_path):
     main(["migrate"])
     post = b"POST /cases HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
     with serving(tmp_path, "--workers", "1") as server:
-        status, _, problem = answer_to(server, post + b"Content-Length: %d\r\n\r\n" % (1 << 40))
+        status, problem = raw_answer(server.host, server.port, post + b"Content-Length: %d\r\n\r\n" % (1 << 40))
         assert (status, problem["field"]) == (413, "body") and "TRAMITA_MAX_DOCUMENT_BYTES" in problem["detail"]
         chunked = post + b"Transfer-Encoding: chunked\r\n\r\n"
         for framing in (b"zz\r\n{}\r\n0\r\n\r\n", b"-2\r\n{}\r\n0\r\n\r\n", b"1\r\n{}\r\n0\r\n\r\n",
                         b"2\r\n{}\r\n0\r\nX A: b\r\n\r\n", b"2;" + b"e" * 5000 + b"\r\n{}\r\n0\r\n\r\n"):
-            status, _, problem = answer_to(server, chunked + framing)
+            status, problem = raw_answer(server.host, server.port, chunked + framing)
             assert (status, problem["field"]) == (400, "body"), (framing[:20], problem)
         with socket.create_connection((server.host, server.port), timeout=30) as connection:
             connection.sendall(post + b"Expect: 100-continue\r\nContent-Length: 2\r\n\r\n")

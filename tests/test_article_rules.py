@@ -170,11 +170,13 @@ def no_case_numbered(app: Tramita, number: str) -> None:
 
 
 def dismemberment(app: Tramita, opened: date, ceding: str, receiving: str, area_km2: str,
-                  ceding_area: str, receiving_area: str = "3000") -> str:
-    """Art. 1 §4, 28: the areas in the registry, the petition, and both councils approving (6 of 10 seats)."""
+                  ceding_area: str | None, receiving_area: str | None = "3000") -> str:
+    """Art. 1 §4, 28: the areas in the registry (None: as the registry was seeded), the petition, and both councils
+    approving (6 of 10 seats)."""
     on = date(opened.year - 1, 12, 1)
-    record_origin(app, ceding, on, area_km2=ceding_area)
-    record_origin(app, receiving, on, area_km2=receiving_area)
+    for code, area in ((ceding, ceding_area), (receiving, receiving_area)):
+        if area is not None:
+            record_origin(app, code, on, area_km2=area)
     case = app.open_case(GOVERNOR, opened, kind="dismemberment", municipalities=[ceding], receiving=receiving,
                          areas=[{"municipality": ceding, "area_km2": area_km2, "description": "a faixa"}]).number
     for code in (ceding, receiving):
@@ -277,14 +279,9 @@ def test_from_the_day_lc_132_2004_entered_into_force_the_plebiscite_may_be_dispe
 
 
 def seeded_dismemberment(app: Tramita, opened: date, area_km2: str) -> str:
-    """Art. 1 §4, 28: Assis Brasil cedes `area_km2` to Brasiléia, both areas as the registry was seeded (4,974.175
-    and 3,916.502 km²), nothing recorded; both councils approve."""
-    case = app.open_case(GOVERNOR, opened, kind="dismemberment", municipalities=[ASSIS_BRASIL], receiving=BRASILEIA,
-                         areas=[{"municipality": ASSIS_BRASIL, "area_km2": area_km2, "description": "a faixa"}]).number
-    for code in (ASSIS_BRASIL, BRASILEIA):
-        app.record_council_decree(case, municipal("council", code), day(opened, 5), municipality=code,
-                                  decree=f"DL {code}", seats=10, yes_votes=6)
-    return case
+    """Assis Brasil cedes `area_km2` to Brasiléia, both areas as the registry was seeded (4,974.175 and 3,916.502
+    km²), nothing recorded."""
+    return dismemberment(app, opened, ASSIS_BRASIL, BRASILEIA, area_km2, ceding_area=None, receiving_area=None)
 
 
 @pytest.mark.parametrize("on", [date(2004, 1, 29), date(2022, 7, 31), date(2022, 8, 1)])

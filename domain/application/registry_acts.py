@@ -6,22 +6,20 @@ import csv
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date
 from importlib import resources
-import tomllib
 from typing import Any
 
 from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
 from domain.errors import InvalidActError, Sentence
 from domain.names import Toponym, ToponymList
-from domain.registry import Figure, Municipality, ToponymRegister, figure_value
+from domain.registry import Figure, Municipality, ToponymRegister, figure_value, seed_metadata
 
 
 def _seed_rows() -> list[dict[str, Any]]:
     """The registry seed: each municipality's known figures with the date and source of their column."""
-    package = resources.files("domain.statute")
-    meta = tomllib.loads(package.joinpath("acre-municipalities.toml").read_text(encoding="utf-8"))
+    meta = seed_metadata()
     rows = []
-    with package.joinpath(meta["file"]).open(encoding="utf-8") as file:
+    with resources.files("domain.statute").joinpath(meta["file"]).open(encoding="utf-8") as file:
         for row in csv.DictReader(file):
             figures = {}
             for column, spec in meta["columns"].items():
