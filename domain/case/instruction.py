@@ -97,7 +97,12 @@ class Instruction:
             self._rejudge_requirements(ctx, origin_figures)
 
     def _rejudge_requirements(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
-        """After a creation's finding: record the requirements met, or lapsed if a new finding breaks them."""
+        """After a creation's finding: record the requirements met, or lapsed if a new finding breaks them.
+
+        While findings are still missing and nothing was verified, nothing is judged (the refusal that would say
+        so is not built only to be dropped: it was a fortieth of an act's cost)."""
+        if self.requirements is None and self._findings_missing():
+            return
         try:
             self._record_requirements_met(ctx, origin_figures)
         except LegalRuleError as refusal:
@@ -115,9 +120,7 @@ class Instruction:
     def _record_requirements_met(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
         """Judge Art. 4 I-VI and Art. 5; record that they are met, or refuse naming the first that fails."""
         judgement = Judgement(holds=True)
-        missing = [item for item in ART_4_ITEMS if item not in self.findings]
-        missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
-                    if "art-4-VI" in self.findings and body not in self.findings["art-4-VI"]]
+        missing = self._findings_missing()
         if missing:
             raise refuse("art-4-par-unico", Sentence("findings missing: %(missing)s", missing=Listing(missing)),
                          missing=missing)
@@ -134,6 +137,13 @@ class Instruction:
         remainders = self._art_5_remainders(ctx, origin_figures, judgement)
         self._record(self.RequirementsVerified, ctx, article="art-5", rule_versions=judgement.versions,
                      verdicts=verdicts, remainders=remainders)
+
+    def _findings_missing(self) -> list[str]:
+        """Art. 4 par. ún.: the items no finding was recorded for yet (Art. 4-VI needs both PGE's and SECTMA's)."""
+        missing = [item for item in ART_4_ITEMS if item not in self.findings]
+        missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
+                    if "art-4-VI" in self.findings and body not in self.findings["art-4-VI"]]
+        return missing
 
     def _art_5_remainders(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]],
                           judgement: Judgement, origins: list[str] | None = None) -> dict[str, Any]:
