@@ -191,7 +191,8 @@ def register(app: Flask) -> None:
         422, f"{e.field}: {say(e.sentence)}", kind="statute-amendment-refused", field=e.field,
         errors={key: [say(m) for m in messages] for key, messages in e.sentences.items()}))
     app.register_error_handler(InvalidActError, lambda e: problem(
-        422, f"{e.field}: {say(e.sentence)}", kind="invalid-act", field=e.field, errors={e.field: [say(e.sentence)]}))
+        422, f"{e.field}: {say(e.sentence)}", kind="invalid-act", field=e.field, errors={e.field: [say(e.sentence)]},
+        article=getattr(e, "article", None)))
     app.register_error_handler(CaseNotFoundError, lambda e: problem(
         404, _(e.template, **e.values), kind="case-not-found"))
     app.register_error_handler(MunicipalityNotFoundError, lambda e: problem(

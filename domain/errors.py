@@ -184,13 +184,15 @@ class StaleVersionError(Exception):
 
 
 class InvalidActError(Exception):
-    """Input that does not describe an act at all (missing or malformed field); names the field."""
+    """Input that does not describe an act at all (missing or malformed field); names the field, and the article
+    when the law states what the field must be (`article`, e.g. a homologation dated before the vote: `art-13`)."""
 
-    def __init__(self, field: str, message: str | Sentence) -> None:
+    def __init__(self, field: str, message: str | Sentence, *, article: str | None = None) -> None:
         self.sentence = sentence(message)
         self.field = field
+        self.article = article
         self.message = str(self.sentence)
-        super().__init__(f"{field}: {self.message}")
+        super().__init__(f"{article}: {field}: {self.message}" if article else f"{field}: {self.message}")
 
 
 class StatuteAmendmentError(InvalidActError):

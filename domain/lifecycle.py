@@ -19,8 +19,8 @@ from domain.parameters import ARTICLE_ID, Parameter, Statute
 #: municipality of a district case, the municipality a creation or fusion law made).
 BY = ("territory", "origin", "municipality", "new-municipality")
 #: The keys a step may have (lifecycles.toml's header says what each means).
-STEP_KEYS = {"act", "article", "ordered_by", "after", "after_any", "when", "until", "closed_citing", "unless", "once",
-             "by", "opens", "closes", "note"}
+STEP_KEYS = {"act", "article", "ordered_by", "after", "after_any", "when", "unmet_citing", "until", "closed_citing",
+             "unless", "once", "by", "opens", "closes", "note"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Step:
     after: tuple[str, ...] = ()
     after_any: tuple[str, ...] = ()
     when: tuple[str, ...] = ()
+    #: The article cited when a `when` condition does not hold (None: the condition's own article).
+    unmet_citing: str | None = None
     until: tuple[str, ...] = ()
     #: The article cited when an `until` act has closed the step (None: that act's article).
     closed_citing: str | None = None
@@ -123,7 +125,7 @@ def lifecycle_from(parameter: Parameter) -> Lifecycle:
 
     steps = tuple(Step(act=s["act"], article=s["article"], ordered_by=s.get("ordered_by", s["article"]),
                        after=names(s, "after"), after_any=names(s, "after_any"), when=names(s, "when"),
-                       until=names(s, "until"), closed_citing=s.get("closed_citing"), unless=names(s, "unless"),
+                       unmet_citing=s.get("unmet_citing"), until=names(s, "until"), closed_citing=s.get("closed_citing"), unless=names(s, "unless"),
                        once=bool(s.get("once", False)),
                        by=s.get("by"), opens=names(s, "opens"), closes=names(s, "closes"), note=s.get("note", ""))
                   for s in value.get("step", []))
@@ -246,7 +248,10 @@ def _lifecycle_problems(statute: Statute, lifecycle: Lifecycle, catalogue: dict[
             problems.append(f"{at}: not an act of the catalogue")
         if step.closed_citing is not None and not step.until:
             problems.append(f"{at}: closed_citing without until (no act closes it)")
-        for article in (step.article, step.ordered_by, *([step.closed_citing] if step.closed_citing else [])):
+        if step.unmet_citing is not None and not step.when:
+            problems.append(f"{at}: unmet_citing without when (no condition to cite it for)")
+        citing = [article for article in (step.closed_citing, step.unmet_citing) if article is not None]
+        for article in (step.article, step.ordered_by, *citing):
             if not isinstance(article, str) or not ARTICLE_ID.match(article):
                 problems.append(f"{at}: article {article!r} is not an article id")
         for ref in step.after + step.after_any + step.until:

@@ -95,11 +95,12 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
             raise InvalidActError(f"signatures[{index}]", "a signature gives title, zone, section and area")
         for key in ("title", "zone", "section"):
             if not str(signature.get(key, "")).strip():
-                raise InvalidActError(f"signatures[{index}].{key}", "is required (Art. 8: zone, section and title)")
+                raise InvalidActError(f"signatures[{index}].{key}", "is required (Art. 8: zone, section and title)",
+                                      article="art-8")
         if signature.get("area") is None or not str(signature["area"]).strip():
             raise InvalidActError(f"signatures[{index}].area", Sentence(
                 "is required when the petition's area has two or more parts: Art. 8 par. ún. counts the signatures "
-                "of each (%(areas)s)", areas=Listing(areas)))
+                "of each (%(areas)s)", areas=Listing(areas)), article="art-8-par-unico")
         check = check_voter_title(str(signature["title"]))
         if not check.valid:
             raise refuse("art-8", Sentence("signature %(signature)s: voter title %(title)s is invalid: %(reason)s",

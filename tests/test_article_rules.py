@@ -17,7 +17,7 @@ import pytest
 from domain.acts import Actor
 from domain.application import Tramita
 from tramita.persistence import persistence_env
-from domain.demo import CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, municipal
+from domain.demo import CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, creation_1992, municipal
 from domain.errors import (
     ActOutOfOrderError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, RuleNotInForceError,
 )
@@ -634,13 +634,13 @@ def test_requisitions_are_not_issued_for_a_governor_s_initiative():
 # ============================================================================== Art. 11 (the plebiscite decree)
 
 
-def test_the_plebiscite_is_not_decreed_before_every_art_4_finding_is_recorded():
+def test_the_plebiscite_is_not_decreed_before_every_art_4_finding_is_recorded_art_11_orders_it_after_them():
     app = new_app()
     record_origin(app, XAPURI, date(2026, 3, 1), **ORIGIN)
     case = open_creation(app, date(2026, 3, 2))
     app.record_finding(case, IBGE, date(2026, 3, 3), item="art-4-I", value=3000, document="Laudo")
     refused(app, case, lambda: app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 4), decree="DL 1"),
-            article="art-4-par-unico", contains=("findings missing", "art-4-II", "art-4-VI"))
+            article="art-11", contains=("findings missing", "art-4-II", "art-4-VI"))
 
 
 def test_the_finding_that_completes_art_4_records_the_requirements_met_in_the_same_save():
@@ -762,7 +762,7 @@ def test_no_bill_is_drafted_after_an_unfavourable_plebiscite():
     plebiscite(app, case, date(2026, 3, 9), {"registered": 1000, "turnout": 500, "yes": 480, "no": 20},
                bill=False)
     refused(app, case, lambda: app.draft_bill(case, CCJ, date(2026, 4, 10), bill="PL 1"),
-            article="art-13", contains=("unfavourable", "Art. 16 par. ún."))
+            article="art-16-par-unico", contains=("unfavourable", "Art. 16 par. ún."))
 
 
 def test_an_unfavourable_case_is_archived_and_its_freeze_lifted():
@@ -1621,7 +1621,7 @@ def test_an_unfavourable_fusion_result_is_homologated_without_a_seat_and_the_cas
 
 
 @pytest.mark.parametrize(("seat_votes", "error", "article"), [
-    (None, InvalidActError, None), ({"Bujari": 5, "Capixaba": 5}, LegalRuleError, "art-30")])
+    (None, InvalidActError, "art-30"), ({"Bujari": 5, "Capixaba": 5}, LegalRuleError, "art-30")])
 def test_a_favourable_fusion_result_still_needs_a_seat_vote_without_a_tie(seat_votes, error, article):
     app = new_app()
     case = fusion_to_vote(app)
@@ -1630,6 +1630,61 @@ def test_a_favourable_fusion_result_still_needs_a_seat_vote_without_a_tie(seat_v
                               populations={BUJARI: FAVOURABLE, CAPIXABA: FAVOURABLE}, seat_votes=seat_votes)
     assert getattr(refused_with.value, "article", None) == article
     assert app.get_case(case).result is None
+
+
+def test_a_fusion_result_gives_the_vote_of_every_population_art_30():
+    app = new_app()
+    case = fusion_to_vote(app)
+    with pytest.raises(InvalidActError) as refused_with:
+        app.homologate_result(case, TRE, date(2026, 3, 31), voted_on=date(2026, 3, 29),
+                              populations={BUJARI: FAVOURABLE}, seat_votes={"Bujari": 900})
+    assert (refused_with.value.article, refused_with.value.field) == ("art-30", "populations")
+    assert app.get_case(case).result is None
+
+
+@pytest.mark.parametrize(("plebiscite_day", "admitted"), [(11, False), (12, True), (13, True)])
+def test_the_tre_fixes_the_plebiscite_on_or_after_the_day_of_its_resolution_art_12(plebiscite_day, admitted):
+    app = new_app()
+    case = app.open_case(GOVERNOR, date(2026, 3, 2), kind="fusion", municipalities=[BUJARI, CAPIXABA]).number
+    for code in (BUJARI, CAPIXABA):
+        app.record_council_decree(case, municipal("council", code), date(2026, 3, 5), municipality=code,
+                                  decree=f"DL {code}", seats=9, yes_votes=5)
+    app.decree_plebiscite(case, PRESIDENT, date(2026, 3, 9), decree="DL 1")
+    schedule = lambda: app.schedule_plebiscite(case, TRE, date(2026, 3, 12), resolution="Res. 1",  # noqa: E731
+                                               plebiscite_date=date(2026, 3, plebiscite_day))
+    if admitted:
+        schedule()
+        assert app.get_case(case).plebiscite["scheduled_for"] == date(2026, 3, plebiscite_day)
+    else:
+        with pytest.raises(InvalidActError) as refused_with:
+            schedule()
+        assert (refused_with.value.article, refused_with.value.field) == ("art-12", "plebiscite_date")
+
+
+@pytest.mark.parametrize(("voted_day", "admitted"), [(28, False), (29, True), (30, True)])
+def test_the_result_homologated_is_of_a_vote_on_or_after_the_day_the_tre_fixed_art_13(voted_day, admitted):
+    app = new_app()
+    case = fusion_to_vote(app)  # the plebiscite fixed for 2026-03-29
+    homologate = lambda: app.homologate_result(  # noqa: E731
+        case, TRE, date(2026, 3, 31), voted_on=date(2026, 3, voted_day),
+        populations={BUJARI: FAVOURABLE, CAPIXABA: FAVOURABLE}, seat_votes={"Bujari": 900, "Capixaba": 700})
+    if admitted:
+        homologate()
+        assert app.get_case(case).result["favourable"] is True
+    else:
+        with pytest.raises(InvalidActError) as refused_with:
+            homologate()
+        assert (refused_with.value.article, refused_with.value.field) == ("art-13", "voted_on")
+
+
+def test_the_books_and_the_personnel_documents_are_recorded_under_the_paragraphs_that_order_them():
+    """Art. 22 par. ún. (the books within 60 days of the installation) and Art. 26 par. ún. (the personnel
+    documents by the installation), as the deadlines they close cite."""
+    app = new_app()
+    case = creation_1992(app, lambda line: None)
+    articles = {type(event).__name__: event.article for event in app.events_of(case)}
+    assert articles["LedgerTransferred"] == "art-22-par-unico"
+    assert articles["PersonnelDocumentsSent"] == "art-26-par-unico"
 
 
 def test_a_district_suppression_law_on_a_frozen_municipality_is_refused_naming_the_case():

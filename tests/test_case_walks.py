@@ -148,7 +148,7 @@ def test_an_unfavourable_plebiscite_walks_to_the_archive_and_the_freeze_is_lifte
     unfavourable = {"registered": 1000, "turnout": 500, "yes": 400, "no": 100, "blank": 0, "void": 0}
     with pytest.raises(LegalRuleError) as refusal:
         plebiscite(app, case, date(2026, 4, 1), {"area": unfavourable})
-    assert refusal.value.article == "art-13"
+    assert refusal.value.article == "art-16-par-unico"
     assert "turnout 50.00% is not an absolute majority of the 1,000 registered voters" in refusal.value.message
     assert app.get_case(case).result["favourable"] is False
     assert app.get_case(case).obligations(app.context(MESA, date(2026, 5, 20)))["archive"] == ["art-16-par-unico"]

@@ -113,8 +113,8 @@ READINGS: dict[str, Reading] = {
     "administrator-list-sent is not an act of the kind": Reading("art-20", THE_ACTS),
     "administrator-appointed is not an act of the kind": Reading("art-20", THE_ACTS),
     "municipality-installed is not an act of the kind": Reading("art-19", THE_ACTS),
-    "ledger-transferred is not an act of the kind": Reading("art-22", THE_ACTS),
-    "personnel-documents-sent is not an act of the kind": Reading("art-26", THE_ACTS),
+    "ledger-transferred is not an act of the kind": Reading("art-22-par-unico", THE_ACTS),
+    "personnel-documents-sent is not an act of the kind": Reading("art-26-par-unico", THE_ACTS),
     "prefect-bill-submitted is not an act of the kind": Reading("art-23", THE_ACTS),
     "organic-law-promulgated is not an act of the kind": Reading("art-24", THE_ACTS),
     "remuneration-fixed is not an act of the kind": Reading("art-25", THE_ACTS),
@@ -157,7 +157,7 @@ READINGS: dict[str, Reading] = {
     "the suppression of a district the registry does not have": Reading(None, ART_31, "district"),
     "a finding of an item that is not a district's": Reading(None, ART_31, "item"),
     "an art-31-III finding that is neither yes nor no": Reading(None, ART_31, "value"),
-    "a communication to a recipient Art. 40 does not name": Reading(None, ART_40, "recipient"),
+    "a communication to a recipient Art. 40 does not name": Reading("art-40", ART_40, "recipient"),
 }
 
 #: Every reading a walk of this module asked for (checked to cover READINGS once the module has run).

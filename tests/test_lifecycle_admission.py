@@ -98,7 +98,7 @@ def test_an_unfavourable_result_refuses_the_bill_saying_why_and_offers_the_archi
                           populations={"area": {"registered": 1000, "turnout": 400, "yes": 300, "no": 100}})
     app.communicate_result(case, TRE, date(2026, 4, 8))
     refusal = refusal_of(lambda: app.draft_bill(case, CCJ, date(2026, 4, 9), bill="PL 1"))
-    assert refusal.article == "art-13" and "the plebiscite was unfavourable" in refusal.message
+    assert refusal.article == "art-16-par-unico" and "the plebiscite was unfavourable" in refusal.message
     offered = [entry["act"] for entry in app.get_case(case).next_acts_document(STATUTE, date(2026, 4, 9))]
     assert offered == ["result-registered-in-plenary", "case-archived"]
 

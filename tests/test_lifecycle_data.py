@@ -272,3 +272,13 @@ def test_validation_finds_a_closed_citing_that_is_no_article_id_or_closes_nothin
                                    'after = ["administrator-list-sent"]\n'})
     assert any("administrator-list-sent: article 'Art. 20' is not an article id" in p for p in problems)
     assert any("administrator-appointed: closed_citing without until" in p for p in problems)
+
+
+def test_validation_finds_an_unmet_citing_that_is_no_article_id_or_has_no_condition_to_cite_it_for(tmp_path):
+    problems = broken(tmp_path, **{'unmet_citing = "art-11"': 'unmet_citing = "Art. 11"',
+                                   'act = "requirements-verified"\narticle = "art-11"\nafter = ["petition-filed"]\n'
+                                   'when = ["art-4-findings-complete"]\n':
+                                   'act = "requirements-verified"\narticle = "art-11"\nafter = ["petition-filed"]\n'
+                                   'unmet_citing = "art-11"\n'})
+    assert any("plebiscite-decreed: article 'Art. 11' is not an article id" in p for p in problems)
+    assert any("requirements-verified: unmet_citing without when" in p for p in problems)

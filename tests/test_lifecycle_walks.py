@@ -194,7 +194,7 @@ def test_a_concluded_creation_offers_no_further_act_and_an_installed_one_offers_
     offered = {entry["act"]: entry for entry in installed.next_acts_document(STATUTE, date(1993, 1, 1))}
     assert set(offered) == {"ledger-transferred", "prefect-bill-submitted", "organic-law-promulgated",
                             "remuneration-fixed", "communication-sent"}
-    assert offered["ledger-transferred"] == {"act": "ledger-transferred", "article": "art-22",
+    assert offered["ledger-transferred"] == {"act": "ledger-transferred", "article": "art-22-par-unico",
                                              "roles": ["mayor", "municipality"],
                                              "municipalities": ["1200385", "1200450"]}
     assert offered["organic-law-promulgated"]["municipalities"] == [case.new_municipality]

@@ -6,7 +6,8 @@ orders it now. An act out of order is refused with `ActOutOfOrderError`, saying 
 found, and citing: the step's `ordered_by` article when an act it follows is missing; the article of the act
 that closed its stage (`until`; the step's `closed_citing` when its own article states the stage, as Art. 20's
 "between the creation and the installation" does), or the act itself when done once; the named condition's
-article (`when`); the step's article when a condition ends it (`unless`). `next_acts` answers, from the same data
+article (`when`; the step's `unmet_citing` when its own article states the condition, as Art. 11's "atendidos os
+requisitos" does); the step's article when a condition ends it (`unless`). `next_acts` answers, from the same data
 and the same check, what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay with each act.
 """
 
@@ -233,7 +234,7 @@ class Admission:
             verdict = self._verdict(name, statute, on)
             if not verdict.holds:
                 condition = lifecycle.conditions[name]
-                return ActOutOfOrderError(condition.article, Sentence(
+                return ActOutOfOrderError(step.unmet_citing or condition.article, Sentence(
                     "%(act)s requires that %(requires)s; %(found)s", act=act, requires=Term(condition.requires),
                     found=verdict.found), **verdict.figures)
         return None

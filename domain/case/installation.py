@@ -63,18 +63,18 @@ class Installation:
     def transfer_ledger(self, ctx: ActContext, *, origin: str, document: str) -> None:
         """Art. 22 par. ún.: an origin municipality delivers the books and accounts to the new one."""
         self._origin(origin)
-        self._admit(ctx, "ledger-transferred", municipality=origin)
+        step = self._admit(ctx, "ledger-transferred", municipality=origin)
         key = f"ledger-transfer:{origin}"
-        self._record(self.LedgerTransferred, ctx, article="art-22", origin=origin, document=document)
+        self._record(self.LedgerTransferred, ctx, article=step.article, origin=origin, document=document)
         self._close_deadline(ctx, key, "ledger-transferred")
         self._conclude_if_done(ctx)
 
     def send_personnel_documents(self, ctx: ActContext, *, origin: str, document: str) -> None:
         """Art. 26 par. ún.: an origin municipality sends its staff documents (due by the installation)."""
         self._origin(origin)
-        self._admit(ctx, "personnel-documents-sent", municipality=origin)
+        step = self._admit(ctx, "personnel-documents-sent", municipality=origin)
         key = f"personnel-documents:{origin}"
-        self._record(self.PersonnelDocumentsSent, ctx, article="art-26", origin=origin, document=document)
+        self._record(self.PersonnelDocumentsSent, ctx, article=step.article, origin=origin, document=document)
         self._close_deadline(ctx, key, "personnel-documents-sent")
         self._conclude_if_done(ctx)
 
@@ -112,7 +112,7 @@ class Installation:
         if f"{subject}:{recipient}" not in expected:
             raise InvalidActError("recipient", Sentence(
                 "%(subject)s:%(recipient)s is not an Art. 40 communication of this case at this point (%(due)s)",
-                subject=subject, recipient=recipient, due=Listing(expected) or Term("none due")))
+                subject=subject, recipient=recipient, due=Listing(expected) or Term("none due")), article="art-40")
         if f"{subject}:{recipient}" in self.communications:
             raise ActOutOfOrderError("art-40", Sentence("the %(subject)s was already communicated to %(recipient)s",
                                                         subject=subject, recipient=recipient))

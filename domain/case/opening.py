@@ -154,13 +154,15 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
     if not municipalities:
         raise InvalidActError("municipalities", "name the origin municipality or municipalities")
     if kind == "fusion" and len(municipalities) < 2:
-        raise InvalidActError("municipalities", "a fusion joins two or more municipalities (Art. 1 §3)")
+        raise InvalidActError("municipalities", "a fusion joins two or more municipalities (Art. 1 §3)",
+                              article="art-1")
     if kind in ("incorporation", "dismemberment"):
         if len(municipalities) != 1 or not receiving or receiving in municipalities:
             raise InvalidActError("receiving", Sentence("a %(kind)s names one origin and a different receiving "
-                                                          "municipality", kind=Term(kind)))
+                                                          "municipality", kind=Term(kind)), article="art-1")
     elif receiving:
-        raise InvalidActError("receiving", Sentence("a %(kind)s case has no receiving municipality", kind=Term(kind)))
+        raise InvalidActError("receiving", Sentence("a %(kind)s case has no receiving municipality", kind=Term(kind)),
+                              article="art-1")
     if kind in ("creation", "dismemberment"):
         if not areas:
             raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from each origin",

@@ -65,7 +65,8 @@ class Plebiscite:
         """Art. 12: the TRE regulates the plebiscite by resolution and fixes its date."""
         self._admit(ctx, "plebiscite-scheduled")
         if require_date("plebiscite_date", plebiscite_date) < ctx.occurred_on:
-            raise InvalidActError("plebiscite_date", "the plebiscite cannot be fixed before its resolution")
+            raise InvalidActError("plebiscite_date", "the plebiscite cannot be fixed before its resolution",
+                                  article="art-12")
         self._record(self.PlebisciteScheduled, ctx, article="art-12", resolution=resolution,
                      plebiscite_date=plebiscite_date)
 
@@ -75,12 +76,13 @@ class Plebiscite:
         self._admit(ctx, "plebiscite-result-homologated")
         if not (self.plebiscite["scheduled_for"] <= require_date("voted_on", voted_on) <= ctx.occurred_on):
             raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and the homologation",
-                                                          scheduled=self.plebiscite["scheduled_for"].isoformat()))
+                                                          scheduled=self.plebiscite["scheduled_for"].isoformat()),
+                                  article="art-13")
         expected = self.municipalities if self.kind == "fusion" else ["area"]
         if sorted(populations) != sorted(expected):
             raise InvalidActError("populations", Sentence(
                 "results are given for %(expected)s",
-                expected=Listing(expected)))
+                expected=Listing(expected)), article="art-30" if self.kind == "fusion" else "art-13")
         judgements = {label: judge_plebiscite(ctx.statute, ctx.occurred_on, populations[label], label)
                       for label in expected}
         versions = {k: v for j in judgements.values() for k, v in j.versions.items()}
@@ -142,7 +144,8 @@ class Plebiscite:
 def _chosen_seat(seat_votes: dict[str, Any]) -> str:
     """Art. 30 par. ún.: the plebiscite also chooses the seat: the most voted place, without a tie."""
     if not seat_votes:
-        raise InvalidActError("seat_votes", "a fusion plebiscite also chooses the seat (Art. 30 par. ún.)")
+        raise InvalidActError("seat_votes", "a fusion plebiscite also chooses the seat (Art. 30 par. ún.)",
+                              article="art-30")
     winners = _most_voted(seat_votes)
     if len(winners) > 1:
         raise refuse("art-30", Sentence("the seat vote is tied between %(winners)s", winners=Listing(winners)))
