@@ -41,16 +41,17 @@ class Figure:
 @lru_cache(maxsize=1)
 def seed_metadata() -> dict[str, Any]:
     """The registry seed's metadata (domain/statute/acre-municipalities.toml): its file and, per column, the figure,
-    the date it refers to, its source, and whether it stands before that date."""
+    the date it refers to, its source, and whether it has no date of its own (`undated`)."""
     return tomllib.loads(resources.files("domain.statute").joinpath("acre-municipalities.toml").read_text("utf-8"))
 
 
 @lru_cache(maxsize=1)
-def seeded_standing_before() -> frozenset[str]:
-    """The figures whose seeded value also stands before the date it refers to (`holds_before_as_of` in the seed's
-    metadata: the area, which only a recorded law changes). Read from the data, not stored in the seed's events, so
-    that a registry seeded before the reading gets it too."""
-    return frozenset(spec["figure"] for spec in seed_metadata()["columns"].values() if spec.get("holds_before_as_of"))
+def seeded_undated() -> frozenset[str]:
+    """The figures whose seeded value has no date of its own (`undated` in the seed's metadata: the area, which
+    measures the territory that only a recorded law changes): it stands on every day until a recorded act changes
+    it. Read from the data, not stored in the seed's events, so that a registry seeded before the reading gets it
+    too."""
+    return frozenset(spec["figure"] for spec in seed_metadata()["columns"].values() if spec.get("undated"))
 
 
 def figure_value(figure: str, raw: Any) -> int | Decimal:
@@ -212,21 +213,26 @@ class Municipality(ChainedAggregate):
         )
 
     def figure_on(self, figure: str, day: date) -> Figure | None:
-        """The figure in force on `day`: the latest entry dated on or before it, the last recorded of a day, or
-        before every entry the seed's figure when its column stands before its date (`seeded_standing_before`:
-        the area); None: unknown. Each history is kept in
-        date order (`_file_figure`), so this is a binary search."""
+        """The figure in force on `day` (`entry_on`) with its date and source; None: unknown."""
+        current = self.entry_on(figure, day)
+        if current is None or current["value"] is None:  # unknown, or made unknown by a law that moved an unknown
+            return None                                   # part of it (domain/law_effects.py)
+        return Figure(figure_value(figure, current["value"]), current["as_of"], current["source"])
+
+    def entry_on(self, figure: str, day: date) -> dict[str, Any] | None:
+        """The entry of `figure` in force on `day`: the latest dated on or before it, the last recorded of a day
+        (each history is kept in date order, `_file_figure`, so this is a binary search). The seed's entry of a
+        figure it gives without a date of its own (`seeded_undated`: the area) stands until any other entry: it is
+        passed over wherever another is dated on or before `day`, and stands when none is. None: nothing known."""
         history = self.figures.get(figure, [])
         position = bisect_right(history, day, key=_as_of)
-        if position == 0:  # nothing dated on or before `day`: the seed's area, which stands before its date
-            current = getattr(self, "seeded", {}).get(figure) if figure in seeded_standing_before() else None
-            if current is None:
-                return None
-        else:
-            current = history[position - 1]
-        if current["value"] is None:  # made unknown by a law that moved an unknown part of it (domain/law_effects.py)
-            return None
-        return Figure(figure_value(figure, current["value"]), current["as_of"], current["source"])
+        seed = getattr(self, "seeded", {}).get(figure) if figure in seeded_undated() else None
+        if seed is None:
+            return history[position - 1] if position else None
+        for entry in reversed(history[:position]):
+            if entry != seed:
+                return entry
+        return seed
 
     def figures_on(self, day: date) -> dict[str, int | Decimal | None]:
         """Every registry figure's value in force on `day` (None: unknown)."""

@@ -172,11 +172,13 @@ def freeze_rows(municipality: Municipality) -> list[Row]:
 
 
 def municipality_rows(municipality: Municipality) -> list[Row]:
-    """The registry entry: the latest figure of each kind (by its as-of date), districts, freeze state."""
+    """The registry entry: the figure of each kind in force now, as the rules read it (`Municipality.entry_on`: the
+    latest by its as-of date, the last recorded of a day, the seed's undated area until an act changes it),
+    districts, freeze state."""
     latest = {}
     for figure, history in municipality.figures.items():
         if history:
-            latest[figure] = max(history, key=lambda entry: entry["as_of"])
+            latest[figure] = municipality.entry_on(figure, date.max)
     active = [f["case_number"] for f in municipality.freezes if f["lifted_on"] is None]
     return [(
         municipality.key, municipality.name, municipality.uf, to_json(latest), to_json(municipality.districts),

@@ -47,14 +47,19 @@ class Projection:
     amended_by: tuple[str, ...] = ()
     """Aggregate kinds that own no row of it but whose state sets columns of rows another aggregate owns
     (`rows.AMENDS`): an alert `missed` ends its deadline's alerts."""
+    reading: int = 1
+    """Which reading of the aggregates' state its rows are (projections/rows.py): raised when the same state gives
+    other rows, so that `tramita migrate` rebuilds tables written by the reading before."""
 
     @property
     def fingerprint(self) -> str:
-        """A digest of the tables' definitions (and of the kinds that amend them): live tables built from another
-        one must be rebuilt."""
+        """A digest of the tables' definitions (and of the kinds that amend them, and of the rows' reading): live
+        tables built from another one must be rebuilt."""
         shape = [(t.name, t.columns, t.key, t.owner, t.indexes) for t in self.tables]
         if self.amended_by:  # a projection no aggregate amends keeps the fingerprint it had before amendments
             shape.append(self.amended_by)
+        if self.reading > 1:  # a projection read as at first keeps the fingerprint it had before readings
+            shape.append(("reading", self.reading))
         return hashlib.sha256(repr(shape).encode()).hexdigest()[:16]
 
 
@@ -112,7 +117,7 @@ PROJECTIONS: dict[str, Projection] = {p.name: p for p in (
             ("frozen", INT), ("frozen_by", TEXT), ("ceased", TEXT), ("created_by_case", TEXT), ("search", TEXT),
             ("version", INT),
         ), key=("code",), owner="code", indexes=(("search",),)),
-    )),
+    ), reading=2),  # 2: a figure as the rules read it now (`Municipality.entry_on`), not the first of its latest date
 )}
 
 TRACKING = ("CREATE TABLE IF NOT EXISTS projection_tracking "

@@ -74,3 +74,29 @@ def test_a_dismemberment_parcel_from_a_third_municipality_is_refused_naming_the_
                   {"municipality": "1200302", "area_km2": "10", "description": "b"}]})
     problem = assert_problem(response, 422)
     assert problem["field"] == "areas[].municipality" and "origin or the receiving" in problem["detail"]
+
+
+def test_the_registry_shows_the_figure_the_rules_read_the_last_recorded_of_its_day(api):
+    """Art. 5 is judged on the figure in force on the act's day, the last recorded of a day (a correction): the
+    registry's `GET /municipalities/{code}` shows that figure, not the first of the day."""
+    for value in ("30000", "31000"):
+        recorded = api.client.post(f"/municipalities/{CAPIXABA}/figures", headers=api.headers("ibge"), json={
+            "occurred_on": "2026-03-01", "figure": "population", "value": value, "as_of": "2025-07-01",
+            "source": "IBGE, estimativa 2025"})
+        assert recorded.status_code == 201, recorded.get_json()
+    api.projector.catch_up()
+    shown = api.get(f"/municipalities/{CAPIXABA}").get_json()["figures"]["population"]
+    assert shown["value"] == 31000 and shown["as_of"] == "2025-07-01"
+    assert api.app.municipality(CAPIXABA).figure_on("population", date(2026, 3, 1)).value == 31000
+
+
+def test_the_registry_shows_an_area_a_law_moved_before_2022_over_the_seed_s_undated_area(api):
+    """The seed's area has no date of its own: an area recorded for 1995 is the registry's current area, as the
+    rules read it on every later day (before, the seed's 2022-08-01 entry was shown as the latest)."""
+    recorded = api.client.post(f"/municipalities/{CAPIXABA}/figures", headers=api.headers("ibge"), json={
+        "occurred_on": "2026-03-01", "figure": "area_km2", "value": "1801.974", "as_of": "1995-05-01",
+        "source": "Lei 1/1995"})
+    assert recorded.status_code == 201, recorded.get_json()
+    api.projector.catch_up()
+    shown = api.get(f"/municipalities/{CAPIXABA}").get_json()["figures"]["area_km2"]
+    assert shown["value"] == "1801.974" and shown["as_of"] == "1995-05-01"

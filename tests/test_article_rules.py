@@ -301,19 +301,36 @@ def test_a_dismemberment_on_the_seeded_area_ceding_just_over_15_percent_must_hol
             article="art-1-I", contains=("746.127 km²", "4974.175 km²"))
 
 
-def test_an_area_recorded_for_an_earlier_day_wins_over_the_seed_s_from_that_day_and_the_seed_s_again_from_2022():
-    """A recorded area stands from its own date; before it the seed's area stands; from the seed's date (2022-08-01)
-    the seed's, the later measure, stands again. Population and voters of the seed are unknown before their
-    dates: they change by themselves."""
+def test_an_area_recorded_for_an_earlier_day_wins_over_the_undated_seed_s_from_that_day_on_2022_included():
+    """A recorded area stands from its own date; before it the seed's area stands, which has no date of its own
+    (the seed's file names no year for it), so it does not come back on 2022-08-01, the date its events record.
+    Population and voters of the seed are unknown before their dates: they change by themselves."""
     app = new_app()
     record_origin(app, ASSIS_BRASIL, date(2003, 1, 1), area_km2="5100")
     municipality = app.municipality(ASSIS_BRASIL)
     assert municipality.figure_on("area_km2", date(2002, 12, 31)).value == Decimal("4974.175")
     assert municipality.figure_on("area_km2", date(2003, 1, 1)).value == Decimal("5100")
-    assert municipality.figure_on("area_km2", date(2022, 7, 31)).value == Decimal("5100")
-    assert municipality.figure_on("area_km2", date(2022, 8, 1)).value == Decimal("4974.175")
+    for on in (date(2022, 7, 31), date(2022, 8, 1), date(2022, 8, 2)):
+        assert municipality.figure_on("area_km2", on).value == Decimal("5100")
     assert municipality.figure_on("population", date(2022, 7, 31)) is None
     assert municipality.figure_on("population", date(2022, 8, 1)).value == 8100
+
+
+@pytest.mark.parametrize("on", [date(2022, 7, 31), date(2022, 8, 1), date(2022, 8, 2), date(2026, 11, 30)])
+def test_the_area_a_1995_dismemberment_law_moves_stays_moved_after_the_seed_s_2022_date(on):
+    """RULES: "the area passes to the receiving municipality; registry figures of both change by that act". The
+    seed's area of Capixaba (1,701.974 km²) has no date of its own, so the law's change stands on every later day,
+    and the registry's current entry (`GET /municipalities/{code}`) is the law's (Xapuri's area, which the seed
+    does not know, is recorded for 1995 first)."""
+    app = new_app()
+    record_origin(app, XAPURI, date(1995, 1, 1), area_km2="5000")
+    case = dismemberment_ready_for_law(app, population=3001)
+    app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1")
+    xapuri, capixaba = app.municipality(XAPURI), app.municipality(CAPIXABA)
+    assert capixaba.figure_on("area_km2", date(1995, 4, 30)).value == Decimal("1701.974")
+    assert xapuri.figure_on("area_km2", on).value == Decimal("4900")
+    assert capixaba.figure_on("area_km2", on).value == Decimal("1801.974")
+    assert Decimal(str(capixaba.entry_on("area_km2", date.max)["value"])) == Decimal("1801.974")
 
 
 def test_a_creation_can_never_be_dispensed_from_its_plebiscite_however_small_the_area():

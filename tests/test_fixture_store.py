@@ -19,6 +19,14 @@ CLI = json.loads((FIXTURE / "cli.json").read_text(encoding="utf-8"))
 #: The lists that answered a bare array then and answer the one envelope of every list now (docs/api.md,
 #: "Reading and pagination"): what they listed then is the envelope's `items`, in the same order.
 ENVELOPED = ("/alerts", "/deadlines", "/freezes", "/municipalities")
+#: What the API now answers otherwise on purpose, each where it is and what it is now. The seed's area has no date
+#: of its own (docs/law/registry.md): the area Lei 1.102/1993 gave Manoel Urbano is its area now, where the seed's,
+#: dated 2022-08-01 by its events, was shown as the latest.
+_MANOEL_URBANO_AREA = {"as_of": "1993-06-01", "source": "Lei 1.102/1993 (LC35-1993-0002)", "value": "1800"}
+READ_ANEW = {
+    "/municipalities": ((9, "figures", "area_km2"), "[9].figures.area_km2", _MANOEL_URBANO_AREA),
+    "/municipalities/1200344": (("figures", "area_km2"), ".figures.area_km2", _MANOEL_URBANO_AREA),
+}
 
 
 def kept(before: Any, now: Any, where: str = "") -> list[str]:
@@ -81,7 +89,16 @@ def test_an_earlier_store_migrates_rebuilds_its_projections_and_answers_the_api_
             if path.split("?")[0] in ENVELOPED and isinstance(answer["body"], list):
                 found += [f"total {body['total']}"] if body["total"] < len(answer["body"]) else []
                 body = body["items"]
-            found += kept(answer["body"], body)
+            if path in READ_ANEW:
+                keys, where, value = READ_ANEW[path]
+                now = body
+                for key in keys:
+                    now = now[key]
+                found += [] if now == value else [f"{where}: is {now!r}, not {value!r}"]
+                found += [problem for problem in kept(answer["body"], body) if not problem.startswith(where + ":")
+                          and not problem.startswith(where + ".")]
+            else:
+                found += kept(answer["body"], body)
             if found:
                 problems[path] = found[:5]
         assert not problems
