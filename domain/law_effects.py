@@ -101,11 +101,18 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality],
             values = [figures_of(code)[name] for code in case.municipalities]
             if all(v is not None for v in values):
                 sums[name] = sum(values)
-        districts = [d for code in case.municipalities for d in registry[code].districts]
+        # Art. 17 (Art. 39): the law names the new municipality's districts; the origins' districts it does not
+        # name come with their territory, one municipality's districts named apart (Art. 32 par. ún.).
+        listed = case.law["contents"]["districts"]
+        named = {normalise_name(_without_seat_mark(d)) for d in listed}
+        arriving = [d for code in case.municipalities for d in registry[code].districts
+                    if normalise_name(d) not in named]
+        districts = listed
+        for district in arriving:
+            districts = joined(case.new_municipality, districts, [district])
         new = Municipality.register(
             ctx, key=case.new_municipality, name=case.law["name"], article="art-17", created_by_case=case.number,
-            figures={n: Figure(v, day, law) for n, v in sums.items()},
-            districts=districts or case.law["contents"]["districts"])
+            figures={n: Figure(v, day, law) for n, v in sums.items()}, districts=districts)
         changed.append(new)
         for code in case.municipalities:
             registry[code].cease(ctx, article="art-30", case_id=str(case.id), law=law, into=[case.new_municipality])

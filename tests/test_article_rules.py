@@ -1462,6 +1462,43 @@ def test_a_dismemberment_law_of_a_whole_district_moves_the_district_to_the_recei
     assert "Vila Seringal" in app.municipality(CAPIXABA).districts
 
 
+def fusion_law_with_an_origin_s_district(app: Tramita, listed: list[str]) -> str:
+    """Capixaba's district Vila Jurupari (its law of 1993-03-01), then the fusion of Capixaba and Bujari to its
+    law of 1993-09-01 listing `listed` (Art. 17, 30); the case number."""
+    district = district_case(app, CAPIXABA, date(1993, 2, 1), district="Vila Jurupari")
+    enact_district(app, district, CAPIXABA, date(1993, 3, 1))
+    case = app.open_case(GOVERNOR, date(1993, 4, 1), kind="fusion", municipalities=[CAPIXABA, BUJARI]).number
+    for code in (CAPIXABA, BUJARI):
+        app.record_council_decree(case, municipal("council", code), date(1993, 4, 5), municipality=code,
+                                  decree=f"DL {code}", seats=9, yes_votes=5)
+    app.decree_plebiscite(case, PRESIDENT, date(1993, 4, 9), decree="DL 1")
+    app.schedule_plebiscite(case, TRE, date(1993, 4, 12), resolution="Res. 1", plebiscite_date=date(1993, 5, 2))
+    app.homologate_result(case, TRE, date(1993, 5, 4), voted_on=date(1993, 5, 2),
+                          populations={CAPIXABA: FAVOURABLE, BUJARI: FAVOURABLE}, seat_votes={"Vila Aurora": 900})
+    app.communicate_result(case, TRE, date(1993, 5, 5))
+    app.register_in_plenary(case, PRESIDENT, date(1993, 5, 6))
+    app.draft_bill(case, CCJ, date(1993, 5, 10), bill="PL 1")
+    app.enact_law(case, GOVERNOR, date(1993, 9, 1), law="Lei 1/1993", name="Vila Aurora", limits="anexo",
+                  comarca="Rio Branco", districts=listed, living_person_declaration=True)
+    return case
+
+
+def test_a_fusion_law_s_districts_are_those_it_lists_and_the_origins_districts_it_does_not_name():
+    """Art. 17 (Art. 39): the law gives the new municipality's districts; Capixaba's Vila Jurupari, which it does
+    not list, comes with Capixaba's territory (it was dropped for the law's list before, or the list for it)."""
+    app = new_app()
+    case = fusion_law_with_an_origin_s_district(app, ["Vila Aurora (sede)", "Vila Boa"])
+    new = app.municipality(app.get_case(case).new_municipality)
+    assert new.districts == ["Vila Aurora (sede)", "Vila Boa", "Vila Jurupari"]
+
+
+def test_a_fusion_law_that_lists_an_origin_s_district_has_it_once():
+    app = new_app()
+    case = fusion_law_with_an_origin_s_district(app, ["Vila Aurora (sede)", "VILA JURUPARI"])
+    new = app.municipality(app.get_case(case).new_municipality)
+    assert new.districts == ["Vila Aurora (sede)", "VILA JURUPARI"]
+
+
 def creation_taking_a_district(app: Tramita, opened: date, district: str) -> str:
     """A creation from Xapuri whose petition takes Xapuri's `district` (areas[].district), ready for its law."""
     record_origin(app, XAPURI, opened, **ORIGIN)
