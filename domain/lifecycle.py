@@ -125,8 +125,8 @@ def lifecycle_from(parameter: Parameter) -> Lifecycle:
 
     steps = tuple(Step(act=s["act"], article=s["article"], ordered_by=s.get("ordered_by", s["article"]),
                        after=names(s, "after"), after_any=names(s, "after_any"), when=names(s, "when"),
-                       unmet_citing=s.get("unmet_citing"), until=names(s, "until"), closed_citing=s.get("closed_citing"), unless=names(s, "unless"),
-                       once=bool(s.get("once", False)),
+                       unmet_citing=s.get("unmet_citing"), until=names(s, "until"),
+                       closed_citing=s.get("closed_citing"), unless=names(s, "unless"), once=bool(s.get("once", False)),
                        by=s.get("by"), opens=names(s, "opens"), closes=names(s, "closes"), note=s.get("note", ""))
                   for s in value.get("step", []))
     conditions = {name: Condition(name, c["article"], c["requires"]) for name, c in value.get("conditions", {}).items()}

@@ -318,10 +318,10 @@ def test_an_area_recorded_for_an_earlier_day_wins_over_the_undated_seed_s_from_t
 
 @pytest.mark.parametrize("on", [date(2022, 7, 31), date(2022, 8, 1), date(2022, 8, 2), date(2026, 11, 30)])
 def test_the_area_a_1995_dismemberment_law_moves_stays_moved_after_the_seed_s_2022_date(on):
-    """RULES: "the area passes to the receiving municipality; registry figures of both change by that act". The
-    seed's area of Capixaba (1,701.974 km²) has no date of its own, so the law's change stands on every later day,
-    and the registry's current entry (`GET /municipalities/{code}`) is the law's (Xapuri's area, which the seed
-    does not know, is recorded for 1995 first)."""
+    """A dismemberment law: the area passes to the receiving municipality, and the registry figures of both change
+    by that act (docs/law/registry.md). The seed's area of Capixaba (1,701.974 km²) has no date of its own, so the
+    law's change stands on every later day, and the registry's current entry (`GET /municipalities/{code}`) is the
+    law's (Xapuri's area, which the seed does not know, is recorded for 1995 first)."""
     app = new_app()
     record_origin(app, XAPURI, date(1995, 1, 1), area_km2="5000")
     case = dismemberment_ready_for_law(app, population=3001)
