@@ -57,15 +57,17 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality],
                 [d for d in current if normalise_name(d) in names])
 
     def joined(into: str, held: list[str], arriving: list[str]) -> list[str]:
-        """`held` with the districts `arriving`; a name `into` already has is refused (Art. 32 par. ún.: one
+        """`held` with the districts `arriving`, which are no longer a seat where they arrive (a seat's mark,
+        "Vila Extrema (sede)", is dropped); a name `into` already has is refused (Art. 32 par. ún.: one
         municipality's districts are named apart), so that no district is duplicated or dropped unseen."""
+        arriving = [_without_seat_mark(d) for d in arriving]
         have = {normalise_name(_without_seat_mark(d)) for d in held}
-        clash = [d for d in arriving if normalise_name(_without_seat_mark(d)) in have]
+        clash = [d for d in arriving if normalise_name(d) in have]
         if clash:
+            name = registry[into].name if into in registry else case.law["name"]  # a fusion's, not registered yet
             raise refuse("art-32-par-unico", Sentence(
                 "the district %(district)s would join %(municipality)s, which has a district of that name already; the "
-                "law must rename one of them", district=clash[0], municipality=registry[into].name if into in registry
-                else into), district=clash[0])
+                "law must rename one of them", district=clash[0], municipality=name), district=clash[0])
         return [*held, *arriving]
 
     def absorb(into: str, whole: str, article: str) -> None:
@@ -93,7 +95,8 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality],
         new = Municipality.register(
             ctx, key=case.new_municipality, name=case.law["name"], article="art-17", created_by_case=case.number,
             figures={n: Figure(v, day, law) for n, v in totals.items() if v is not None},
-            districts=[*listed, *(d for d in taken if normalise_name(d) not in named)])
+            districts=[*listed, *(_without_seat_mark(d) for d in taken
+                                  if normalise_name(_without_seat_mark(d)) not in named)])
         changed.append(new)
     elif kind == "fusion":
         sums: dict[str, Any] = {}
@@ -106,7 +109,7 @@ def law_effects(ctx: ActContext, case: Case, registry: dict[str, Municipality],
         listed = case.law["contents"]["districts"]
         named = {normalise_name(_without_seat_mark(d)) for d in listed}
         arriving = [d for code in case.municipalities for d in registry[code].districts
-                    if normalise_name(d) not in named]
+                    if normalise_name(_without_seat_mark(d)) not in named]
         districts = listed
         for district in arriving:
             districts = joined(case.new_municipality, districts, [district])

@@ -95,18 +95,21 @@ class Municipality(ChainedAggregate):
         def assign(self, m: Municipality) -> None:
             m.key, m.name, m.uf = self.key, self.name, self.uf
             m.figures = {}
+            #: The figures the registry was seeded with, the very entries filed (`entry_on` lets an undated one
+            #: stand until another is recorded, and tells it from another entry by identity, not by its value).
+            m.seeded = {}
             for name, history in self.figures.items():
                 for entry in history:
-                    _file_figure(m, name, dict(entry))
+                    filed = dict(entry)
+                    _file_figure(m, name, filed)
+                    if self.article == "registry-seed":
+                        m.seeded.setdefault(name, filed)
             m.districts = list(self.districts)
             m.freezes = []
             m.active_freezes = {}
             m.district_acts = []
             m.ceased = None
             m.created_by_case = self.created_by_case
-            #: The figures the registry was seeded with (`figure_on` lets some stand before their date).
-            m.seeded = {name: history[0] for name, history in self.figures.items()
-                        if history and self.article == "registry-seed"}
 
     class FigureRecorded(ChainedAggregate.Event):
         figure: str
@@ -230,7 +233,7 @@ class Municipality(ChainedAggregate):
         if seed is None:
             return history[position - 1] if position else None
         for entry in reversed(history[:position]):
-            if entry != seed:
+            if entry is not seed:
                 return entry
         return seed
 

@@ -17,7 +17,9 @@ import pytest
 from domain.acts import Actor
 from domain.application import Tramita
 from tramita.persistence import persistence_env
-from domain.demo import CCJ, GOVERNOR, IBGE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, creation_1992, municipal
+from domain.demo import (
+    CCJ, GOVERNOR, IBGE, MESA, PGE, PLACIDO, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, creation_1992, municipal,
+)
 from domain.errors import (
     ActOutOfOrderError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, RuleNotInForceError,
 )
@@ -331,6 +333,22 @@ def test_the_area_a_1995_dismemberment_law_moves_stays_moved_after_the_seed_s_20
     assert xapuri.figure_on("area_km2", on).value == Decimal("4900")
     assert capixaba.figure_on("area_km2", on).value == Decimal("1801.974")
     assert Decimal(str(capixaba.entry_on("area_km2", date.max)["value"])) == Decimal("1801.974")
+
+
+def test_an_area_recorded_with_the_seed_s_very_value_date_and_source_is_an_act_of_its_own_not_the_seed():
+    """The seed's entry is told apart by being the seed's, not by its value: an IBGE act recording the seed's
+    measure word for word, after a 1995 law moved Capixaba's area, is the area in force from its date."""
+    app = new_app()
+    record_origin(app, XAPURI, date(1995, 1, 1), area_km2="5000")
+    case = dismemberment_ready_for_law(app, population=3001)
+    app.enact_law(case, GOVERNOR, date(1995, 5, 1), law="Lei 1")
+    seed_source = app.municipality(CAPIXABA).figure_on("area_km2", date(1995, 4, 30)).source
+    app.record_figure(CAPIXABA, IBGE, date(2026, 3, 1), figure="area_km2", value="1701.974",
+                      as_of=date(2022, 8, 1), source=seed_source)
+    capixaba = app.municipality(CAPIXABA)
+    assert capixaba.figure_on("area_km2", date(2022, 7, 31)).value == Decimal("1801.974")
+    assert capixaba.figure_on("area_km2", date(2022, 8, 1)).value == Decimal("1701.974")
+    assert capixaba.figure_on("area_km2", date(2026, 3, 1)).value == Decimal("1701.974")
 
 
 def test_a_creation_can_never_be_dispensed_from_its_plebiscite_however_small_the_area():
@@ -1497,6 +1515,42 @@ def test_a_fusion_law_that_lists_an_origin_s_district_has_it_once():
     case = fusion_law_with_an_origin_s_district(app, ["Vila Aurora (sede)", "VILA JURUPARI"])
     new = app.municipality(app.get_case(case).new_municipality)
     assert new.districts == ["Vila Aurora (sede)", "VILA JURUPARI"]
+
+
+def test_two_origins_districts_of_one_name_the_fusion_law_does_not_list_refuse_it_naming_the_new_municipality():
+    """Art. 32 par. ún.: the new municipality's districts are named apart; the law must list (or rename) them."""
+    app = new_app()
+    for code in (CAPIXABA, BUJARI):
+        district = district_case(app, code, date(1992, 11, 2), district="Vila Nova")
+        enact_district(app, district, code, date(1993, 2, 1))
+    with pytest.raises(LegalRuleError) as refused_with:
+        fusion_law_with_an_origin_s_district(app, ["Vila Aurora (sede)"])
+    assert refused_with.value.article == "art-32-par-unico"
+    assert "would join Vila Aurora," in refused_with.value.message and "new:" not in refused_with.value.message
+
+
+def test_an_origin_s_seat_district_joins_a_fusion_as_a_district_not_a_second_seat():
+    """The demo's Extrema (1992) has "Vila Extrema (sede)"; fused with Plácido de Castro in 1994 under a law that
+    lists only its own seat, Vila Extrema comes as a district; listed without its mark, it is that district."""
+    for listed, districts in ((["Vila Aurora (sede)"], ["Vila Aurora (sede)", "Vila Extrema", "Nova Califórnia"]),
+                              (["Vila Aurora (sede)", "Vila Extrema"],
+                               ["Vila Aurora (sede)", "Vila Extrema", "Nova Califórnia"])):
+        app = new_app()
+        extrema = app.get_case(creation_1992(app, lambda line: None)).new_municipality
+        case = app.open_case(GOVERNOR, date(1994, 4, 1), kind="fusion", municipalities=[extrema, PLACIDO]).number
+        for code in (extrema, PLACIDO):
+            app.record_council_decree(case, municipal("council", code), date(1994, 4, 5), municipality=code,
+                                      decree=f"DL {code}", seats=9, yes_votes=5)
+        app.decree_plebiscite(case, PRESIDENT, date(1994, 4, 9), decree="DL 1")
+        app.schedule_plebiscite(case, TRE, date(1994, 4, 12), resolution="Res. 1", plebiscite_date=date(1994, 5, 2))
+        app.homologate_result(case, TRE, date(1994, 5, 4), voted_on=date(1994, 5, 2),
+                              populations={extrema: FAVOURABLE, PLACIDO: FAVOURABLE}, seat_votes={"Vila Aurora": 900})
+        app.communicate_result(case, TRE, date(1994, 5, 5))
+        app.register_in_plenary(case, PRESIDENT, date(1994, 5, 6))
+        app.draft_bill(case, CCJ, date(1994, 5, 10), bill="PL 1")
+        app.enact_law(case, GOVERNOR, date(1994, 9, 1), law="Lei 9/1994", name="Vila Aurora", limits="anexo",
+                      comarca="Rio Branco", districts=listed, living_person_declaration=True)
+        assert app.municipality(app.get_case(case).new_municipality).districts == districts
 
 
 def creation_taking_a_district(app: Tramita, opened: date, district: str) -> str:
