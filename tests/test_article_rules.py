@@ -489,6 +489,50 @@ def test_art_5_is_judged_on_the_registry_figures_in_force_on_the_act_s_date():
             contains=("population", "1992-02-08"))
 
 
+def test_a_second_creation_law_from_one_origin_is_refused_under_art_5_when_the_first_law_left_too_little():
+    # Each case alone leaves Xapuri 3,000 inhabitants; the first law takes 2,000, the second would leave 1,000.
+    app = new_app()
+    record_origin(app, XAPURI, date(1992, 2, 1), population=5000, voters=1200, revenue="500000.00", buildings=1000)
+    first = open_creation(app, date(1992, 2, 3))
+    second = open_creation(app, date(1992, 2, 3), proposed_name="Vila Tucumã do Iaco")
+    for case in (first, second):
+        record_findings(app, case, date(1992, 2, 4), art_4_I=2000, art_4_II=200)
+        assert app.get_case(case).stage == "requirements-met"
+        plebiscite(app, case, date(1992, 2, 9))
+    app.enact_law(first, GOVERNOR, date(1992, 3, 14), name="Vila Nova", **LAW)
+    assert app.municipality(XAPURI).figures_on(date(1992, 3, 14))["population"] == 3000
+    refused(app, second, lambda: app.enact_law(second, GOVERNOR, date(1992, 3, 15), name="Vila Tucumã do Iaco",
+                                               **{**LAW, "districts": ["Vila Tucumã do Iaco (sede)"]}),
+            article="art-5", contains=(XAPURI, "1,000", "1,500"))
+    assert app.municipality(XAPURI).figures_on(date(1992, 3, 15))["population"] == 3000
+
+
+@pytest.mark.parametrize(("population", "refusal"), [(3899, "1,499"), (3900, None)])
+def test_a_creation_law_judges_art_5_on_the_origin_s_population_in_force_on_the_law_s_day(population, refusal):
+    # Verified on 20,000 inhabitants; a figure dated the law's day is in force that day (remainder = it - 2,400).
+    app = new_app()
+    opened = date(1992, 2, 3)
+    case = creation_ready_for_law(app, opened)
+    record_origin(app, XAPURI, day(opened, 40), population=population)
+    enact = lambda: app.enact_law(case, GOVERNOR, day(opened, 40), name="Vila Nova", **LAW)  # noqa: E731
+    if refusal:
+        refused(app, case, enact, article="art-5", contains=(XAPURI, refusal, "1,500"))
+    else:
+        enact()
+        remainder = app.get_case(case).law["contents"]["art-5"][XAPURI]
+        assert remainder["figures"]["population"] == "1500" and all(remainder["verdicts"].values())
+
+
+def test_a_creation_law_is_not_judged_on_an_origin_figure_dated_the_day_after_it():
+    app = new_app()
+    opened = date(1992, 2, 3)
+    case = creation_ready_for_law(app, opened)
+    record_origin(app, XAPURI, day(opened, 40), population=3900)
+    record_origin(app, XAPURI, day(opened, 41), population=3899)
+    app.enact_law(case, GOVERNOR, day(opened, 40), name="Vila Nova", **LAW)
+    assert app.get_case(case).law["contents"]["art-5"][XAPURI]["figures"]["population"] == "1500"
+
+
 # ============================================================================== Art. 6 (fusion)
 
 

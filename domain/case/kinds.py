@@ -17,6 +17,9 @@ KINDS = ("creation", "incorporation", "fusion", "dismemberment", "district_creat
 MUNICIPAL_KINDS = ("creation", "incorporation", "fusion", "dismemberment")
 DISTRICT_KINDS = ("district_creation", "district_suppression")
 NEW_MUNICIPALITY_KINDS = ("creation", "fusion")
+#: Art. 5 (Art. 39 for a dismemberment): the kinds whose law judges again that every origin keeps Art. 4 I-IV, on
+#: the registry's figures on the law's day (another law, or a later figure, may have moved them since).
+ART_5_LAW_KINDS = ("creation", "dismemberment")
 COUNCIL_ARTICLE = {"dismemberment": "art-28", "incorporation": "art-29", "fusion": "art-30"}
 FINDING_ITEMS = {
     "creation": ART_4_ITEMS,

@@ -16,7 +16,9 @@ from typing import Any
 
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
-from domain.case.kinds import BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS
+from domain.case.kinds import (
+    ART_5_LAW_KINDS, BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS,
+)
 from domain.case.opening import gate_closed_since
 from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.names import ToponymList, normalise_name
@@ -38,7 +40,9 @@ class Law:
         """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
 
         Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
-        Art. 17's contents and name, Art. 5 for a dismemberment, Art. 21's legislation, Art. 37 for an extinction;
+        Art. 17's contents and name, Art. 21's legislation, Art. 5 for a creation and a dismemberment (again, on
+        the registry's figures on the law's day: another creation's law, or a later figure, may have moved an
+        origin's since its requirements were met), Art. 37 for an extinction;
         for a district, in this order, its findings (Art. 31 I-III), the law's date (Art. 31-IV), the Art. 38
         freeze of its municipality on that date (`require_unfrozen`, the registry's) and its name (Art. 32 par.
         ún.). The application passes the registry's figures, its freeze check, the toponym list and the listed
@@ -63,10 +67,6 @@ class Law:
                                        living_person_declaration, not_existing=gone))
             new_municipality = ibge_code or f"new:{self.number}"
             legislation_of = self._legislation_of(seat_origin, origin_figures)
-        elif self.kind == "dismemberment":
-            judgement = Judgement(holds=True)
-            contents["art-5"] = self._art_5_remainders(ctx, origin_figures, judgement, origins=self.municipalities)
-            versions.update(judgement.versions)
         elif self.kind == "district_creation":
             versions.update(self._judge_district_findings(ctx))
             versions.update(check_district_law_date(ctx.statute, ctx.occurred_on).versions)
@@ -82,6 +82,10 @@ class Law:
                 contents["registry_population"] = population
             versions.update(extinction_versions)
             contents["reintegration"] = _reintegration(reintegration or {}, original_shares, self.municipalities[0])
+        if self.kind in ART_5_LAW_KINDS:
+            judgement = Judgement(holds=True)
+            contents["art-5"] = self._art_5_remainders(ctx, origin_figures, judgement, origins=self.municipalities)
+            versions.update(judgement.versions)
         self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
                      contents=contents, new_municipality=new_municipality, legislation_of=legislation_of)
         if self.kind in NEW_MUNICIPALITY_KINDS:
