@@ -38,6 +38,8 @@ from domain.errors import (
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "https://tramita.ac.gov.br/problems/"
+#: The most faults a malformed request's problem lists, field by field (`errors`, `detail`); the rest are counted.
+MAX_FAULTS_LISTED = 100
 log = logging.getLogger("tramita.api")
 
 
@@ -107,12 +109,39 @@ def http_exception_problem(error: HTTPException) -> Response:
     detail = _known(detail) if detail in (error.description, HTTPStatus(status).phrase) else detail
     field = None
     if errors and status == 422:
+        errors, unlisted = _capped(errors, MAX_FAULTS_LISTED)
         errors = _encodable(_field_messages(errors))
         detail = _("the request is malformed: %(fields)s", fields=_summary(errors))
+        if unlisted:
+            detail += " " + _("(and %(count)s more faults, not listed)", count=format_decimal(unlisted))
         field = _first_field(errors)
     headers = {name: value for name, value in error.get_headers() if name.lower() != "content-type"}
     headers.update(data.get("headers") or {})
     return problem(status, detail, errors=errors or None, field=field, headers=headers)
+
+
+def _capped(errors: dict[str, Any], room: int) -> tuple[dict[str, Any], int]:
+    """The first `room` faults of marshmallow's nested messages (a field's list of messages is one fault), and how
+    many more there were: a body of many bad items is answered in a few lines, not one per item."""
+    kept: dict[str, Any] = {}
+    unlisted = 0
+    for key, value in errors.items():
+        if isinstance(value, dict):
+            inner, more = _capped(value, room)
+            listed = _faults(inner)
+            if listed:
+                kept[key] = inner
+            room -= listed
+            unlisted += more
+        elif room > 0:
+            kept[key], room = value, room - 1
+        else:
+            unlisted += 1
+    return kept, unlisted
+
+
+def _faults(errors: dict[str, Any]) -> int:
+    return sum(_faults(value) if isinstance(value, dict) else 1 for value in errors.values())
 
 
 def _field_messages(value: Any) -> Any:

@@ -27,6 +27,12 @@ MAX_REFERENCE_CHARS = 500
 MAX_FREE_TEXT_CHARS = 10_000
 #: The most documents one act attaches (`attachments`: each already stored with `POST /documents`).
 MAX_ATTACHMENTS = 50
+#: The most items a list, or entries a mapping, of a request may hold (a voters' signatures excepted): far more
+#: than an act names (its municipalities, areas, districts, populations), and refused before any item is read, so
+#: that a body of many small bad items costs no more to refuse than one.
+MAX_ITEMS = 1000
+#: The most signatures one voters' representation may carry (Art. 8): about what a 1 MiB body holds.
+MAX_SIGNATURES = 20_000
 #: Earliest and latest day a date or a moment may name: far outside any act of LC 35/1991, and far enough from
 #: the calendar's ends that a deadline computed from either never overflows.
 EARLIEST_DAY, LATEST_DAY = date(1900, 1, 1), date(2199, 12, 31)
@@ -56,11 +62,12 @@ DAY_OUTSIDE = "{day} is outside {earliest} .. {latest}"
 NOT_A_COUNT = "Not a whole number from 0 to {most}."
 NOT_A = "Not {what}."
 NOT_A_WITHIN = "Not {what} from {minimum} to {maximum}."
+TOO_MANY = "Too many items: at most {most}."
 NOT_A_DECIMAL = ("Not a decimal as text: digits with at most one point (at most {before} before it and {after} "
                  "after), e.g. \"420.5\".")
 #: The words a `{what}` above is filled with.
 WHATS = ("a number", 'a share: a fraction ("1/3") or a decimal ("0.5") as text, or a number')
-MESSAGES = (CHARACTER_REFUSED, DAY_OUTSIDE, NOT_A_COUNT, NOT_A, NOT_A_WITHIN, NOT_A_DECIMAL,
+MESSAGES = (CHARACTER_REFUSED, DAY_OUTSIDE, NOT_A_COUNT, NOT_A, NOT_A_WITHIN, NOT_A_DECIMAL, TOO_MANY,
             "Not a valid date: give YYYY-MM-DD.",
             "Not a valid moment: give ISO 8601 with a time zone, e.g. 2026-04-01T00:00:00Z.",
             "Not a valid moment: no such day, time or time zone.", "Not a number.")
@@ -233,3 +240,31 @@ def path_segment_schema(converter: PathSegment) -> dict[str, Any]:
     """How the OpenAPI document describes a path parameter."""
     return {"type": "string", "minLength": 1, "maxLength": MAX_REFERENCE_CHARS,
             "pattern": f"^[^/{_NOT_IN_A_LINE}]+$"}
+
+
+class BoundedList(fields.List):
+    """A list of at most `max_items` items (the OpenAPI `maxItems`), counted before any item is read."""
+
+    def __init__(self, cls_or_instance: Any, *, max_items: int = MAX_ITEMS, **kwargs: Any) -> None:
+        kwargs["metadata"] = {**kwargs.get("metadata", {}), "maxItems": max_items}
+        super().__init__(cls_or_instance, **kwargs)
+        self.max_items = max_items
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
+        if isinstance(value, list) and len(value) > self.max_items:
+            raise ValidationError(TOO_MANY.format(most=self.max_items))
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class BoundedDict(fields.Dict):
+    """A mapping of at most `max_items` entries (the OpenAPI `maxProperties`), counted before any entry is read."""
+
+    def __init__(self, *, max_items: int = MAX_ITEMS, **kwargs: Any) -> None:
+        kwargs["metadata"] = {**kwargs.get("metadata", {}), "maxProperties": max_items}
+        super().__init__(**kwargs)
+        self.max_items = max_items
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[Any, Any]:
+        if isinstance(value, dict) and len(value) > self.max_items:
+            raise ValidationError(TOO_MANY.format(most=self.max_items))
+        return super()._deserialize(value, attr, data, **kwargs)

@@ -15,7 +15,7 @@ from flask import current_app
 from marshmallow import Schema, fields, post_load, validate
 
 from api.fields import (
-    MAX_ATTACHMENTS, Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
+    MAX_ATTACHMENTS, MAX_SIGNATURES, BoundedDict, BoundedList, Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
 )
 from domain.case import KINDS, PREFECT_BILLS
 from domain.errors import InvalidActError
@@ -42,7 +42,7 @@ def free_text(description: str, **options) -> fields.String:  # noqa: ANN003
 
 def codes(description: str, **options) -> fields.List:  # noqa: ANN003
     """A required, non-empty list of non-empty references."""
-    return fields.List(Reference(min_length=1), required=True, validate=validate.Length(min=1),
+    return BoundedList(Reference(min_length=1), required=True, validate=validate.Length(min=1),
                        metadata={"description": description}, **options)
 
 
@@ -59,7 +59,7 @@ class ActSchema(Schema):
     """Every act: its legal date (the day it happened, not when it is recorded), and the documents it cites."""
 
     occurred_on = Day(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
-    attachments = fields.List(fields.Nested(AttachmentSchema), load_default=None, validate=validate.Length(
+    attachments = BoundedList(fields.Nested(AttachmentSchema), load_default=None, validate=validate.Length(
         max=MAX_ATTACHMENTS), metadata={"description": "documents the act cites, each stored first with `POST "
                                                        "/documents`; recorded in the act's save, by SHA-256"})
 
@@ -118,11 +118,11 @@ class PetitionSchema(ActSchema):
     kind = fields.String(required=True, validate=validate.OneOf(KINDS))
     municipalities = codes("IBGE codes of the origin municipalities")
     receiving = Reference(load_default=None, metadata={"description": "IBGE code of the receiving municipality"})
-    areas = fields.List(fields.Nested(AreaSchema), load_default=None)
+    areas = BoundedList(fields.Nested(AreaSchema), load_default=None)
     proposed_name = Name(load_default=None)
     district = Name(load_default=None)
-    signatures = fields.List(fields.Nested(SignatureSchema), load_default=None)
-    documents = fields.Dict(keys=Reference(), values=Reference(), load_default=None,
+    signatures = BoundedList(fields.Nested(SignatureSchema), max_items=MAX_SIGNATURES, load_default=None)
+    documents = BoundedDict(keys=Reference(), values=Reference(), load_default=None,
                             metadata={"description": "Art. 9: the Art. 4 documents by item (art-4-I ...)"})
 
 
@@ -147,7 +147,7 @@ class FindingRecordedSchema(ActSchema):
     value = Quantity(required=True, booleans=True,
                      metadata={"description": "an integer, a decimal as text, or true/false (Art. 4-V, VI)"})
     document = reference("the document reference of the finding")
-    by_origin = fields.Dict(keys=Reference(), values=Quantity(), load_default=None,
+    by_origin = BoundedDict(keys=Reference(), values=Quantity(), load_default=None,
                             metadata={"description": "the part of the figure in each origin municipality (Art. 5)"})
     state_tax_revenue = Quantity(load_default=None, allow_none=True,
                                  metadata={"description": "Art. 4-III: the State's tax revenue"})
@@ -184,9 +184,9 @@ class PopulationResultSchema(Schema):
 
 class PlebisciteResultHomologatedSchema(ActSchema):
     voted_on = Day(required=True)
-    populations = fields.Dict(keys=Reference(), values=fields.Nested(PopulationResultSchema), required=True,
+    populations = BoundedDict(keys=Reference(), values=fields.Nested(PopulationResultSchema), required=True,
                               metadata={"description": '"area", or each municipality\'s IBGE code for a fusion'})
-    seat_votes = fields.Dict(keys=Reference(), values=Count(), load_default=None,
+    seat_votes = BoundedDict(keys=Reference(), values=Count(), load_default=None,
                              metadata={"description": "Art. 30: votes for each candidate seat (fusion)"})
 
 
@@ -210,11 +210,11 @@ class LawEnactedSchema(ActSchema):
     seat_origin = Reference(load_default=None)
     limits = FreeText(load_default="")
     comarca = Name(load_default="")
-    districts = fields.List(Name(), load_default=None)
+    districts = BoundedList(Name(), load_default=None)
     living_person_declaration = fields.Boolean(load_default=False, metadata={
         "description": "Art. 17: the signed declaration that the name is not a living person's"})
     ibge_code = Reference(load_default=None)
-    reintegration = fields.Dict(keys=Reference(), values=Share(), load_default=None,
+    reintegration = BoundedDict(keys=Reference(), values=Share(), load_default=None,
                                 metadata={"description": "Art. 37: the origin municipalities and their shares"})
 
 
@@ -226,7 +226,7 @@ class RequestSignaturesCertifiedSchema(ActSchema):
 # ---------------------------------------------------------------- after the law (Art. 19-26, 40)
 
 class AdministratorListSentSchema(ActSchema):
-    names = fields.List(Name(min_length=1), required=True, metadata={"description": "Art. 20: exactly three"})
+    names = BoundedList(Name(min_length=1), required=True, metadata={"description": "Art. 20: exactly three"})
 
 
 class AdministratorAppointedSchema(ActSchema):
@@ -236,7 +236,7 @@ class AdministratorAppointedSchema(ActSchema):
 class MunicipalityInstalledSchema(ActSchema):
     mayor = name("the Mayor taking office")
     vice_mayor = name("the Vice-Mayor taking office")
-    councillors = fields.List(Name(min_length=1), required=True, validate=validate.Length(min=1))
+    councillors = BoundedList(Name(min_length=1), required=True, validate=validate.Length(min=1))
 
 
 class OriginDocumentSchema(ActSchema):

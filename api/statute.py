@@ -11,7 +11,7 @@ from marshmallow import RAISE, Schema, fields, validate
 
 from api import responses as r
 from api.body import Blueprint
-from api.fields import Day, Reference
+from api.fields import BoundedDict, BoundedList, Day, Reference
 from api.http import (
     competent, errors_doc, idempotent_request, receipt_of, replay_headers, tramita, write_doc,
 )
@@ -37,7 +37,7 @@ class StatuteVersionSchema(Schema):
     comparison = fields.String(load_default=None, validate=validate.OneOf(list(COMPARISONS)))
     source = Reference(required=True, min_length=1, metadata={"description": "the law and its publication that "
                                                                             "give this version (one line)"})
-    extra = fields.Dict(keys=Reference(min_length=1), values=fields.Raw(allow_none=True), load_default=None, metadata={
+    extra = BoundedDict(keys=Reference(min_length=1), values=fields.Raw(allow_none=True), load_default=None, metadata={
         "description": "the parameter's own further fields (e.g. known_through for the election dates)"})
 
 
@@ -49,10 +49,10 @@ class StatuteAmendmentSchema(Schema):
                                                               "date)"})
     law = Reference(required=True, min_length=1, metadata={
         "description": "the amending law: its kind, number and date"})
-    sources = fields.Dict(keys=Reference(min_length=1), values=Reference(min_length=1), load_default=None, metadata={
+    sources = BoundedDict(keys=Reference(min_length=1), values=Reference(min_length=1), load_default=None, metadata={
         "description": "short names of the sources the versions cite, each with its full citation"})
-    parameters = fields.List(fields.Nested(StatuteVersionSchema), required=True,
-                             validate=validate.Length(min=1, max=MAX_AMENDMENT_VERSIONS))
+    parameters = BoundedList(fields.Nested(StatuteVersionSchema), required=True, max_items=MAX_AMENDMENT_VERSIONS,
+                             validate=validate.Length(min=1))
 
 
 class StatuteQuerySchema(Schema):

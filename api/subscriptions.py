@@ -20,7 +20,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from api.body import Blueprint
 from api.errors import problem
 from api.exports import calendar
-from api.fields import Count, Name, Reference
+from api.fields import BoundedList, Count, Name, Reference
 from api.http import errors_doc, idempotent_request, read_store, replay_headers, settings, tramita
 from api.responses import page_of
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
@@ -48,7 +48,7 @@ class FeedBodySchema(Schema):
 class WebhookBodySchema(FeedBodySchema):
     url = fields.String(required=True, validate=validate.Length(min=1, max=MAX_URL), metadata={
         "description": "http(s) address that receives each alert as a signed JSON POST"})
-    kinds = fields.List(Name(validate=validate.Length(max=20)), validate=validate.Length(max=MAX_KINDS), metadata={
+    kinds = BoundedList(Name(validate=validate.Length(max=20)), max_items=MAX_KINDS, metadata={
         "description": "only these alert kinds (missed, breach, due-in-N-days); none: all"})
 
 

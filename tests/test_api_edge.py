@@ -25,7 +25,8 @@ import pytest
 from api.app import settings_from
 from tramita.cli import main
 from api.body import DEFAULT_MAX_BODY_BYTES, MAX_JSON_DEPTH
-from api.fields import MAX_FREE_TEXT_CHARS, MAX_NAME_CHARS, MAX_REFERENCE_CHARS
+from api.errors import MAX_FAULTS_LISTED
+from api.fields import MAX_FREE_TEXT_CHARS, MAX_ITEMS, MAX_NAME_CHARS, MAX_REFERENCE_CHARS, MAX_SIGNATURES
 from domain.demo import FEIJO
 from tests.api_client import ApiHarness, harness_on
 from tests.test_api import voters_petition
@@ -202,6 +203,35 @@ def test_a_hostile_request_is_a_4xx_problem_naming_the_field_and_records_nothing
     body = assert_problem(hostile.send(edge), hostile.status)
     assert body.get("field") == hostile.field, body
     assert {k: body.get(k) for k in hostile.extra} == hostile.extra
+    assert edge.api.notifications() == before
+
+
+@pytest.mark.parametrize(("field", "items", "most"), [
+    ("municipalities", "1", MAX_ITEMS), ("signatures", "{}", MAX_SIGNATURES), ("documents", None, MAX_ITEMS)])
+def test_a_list_or_mapping_of_too_many_items_is_refused_before_its_items_are_read(edge: Edge, field: str,
+                                                                                items: str | None, most: int):
+    """A 0.9 MB body of 300,000 empty signatures was read item by item for half a minute and answered with a
+    100 MB problem naming each one; a worker grew by gigabytes under a few of them."""
+    many = ",".join(f'"k{n}":"v"' for n in range(most + 1)) if items is None else ",".join([items] * (most + 1))
+    rest = json.dumps({key: value for key, value in petition().items() if key != field})
+    raw = rest[:-1] + f', "{field}": ' + ("{" + many + "}" if items is None else f"[{many}]") + "}"
+    before = edge.api.notifications()
+    body = assert_problem(edge.post("/cases", "governor", raw=raw), 422)
+    assert body["field"] == field and f"{most:,}".replace(",", "") in body["detail"].replace(",", "")
+    assert len(body["errors"]["json"]) == 1
+    assert edge.api.notifications() == before
+
+
+def test_a_body_of_many_bad_items_is_answered_with_its_first_faults_and_a_count_of_the_rest(edge: Edge):
+    rest = json.dumps({key: value for key, value in petition().items() if key != "signatures"})
+    raw = rest[:-1] + ', "signatures": [' + ",".join(["{}"] * 300) + "]}"
+    before = edge.api.notifications()
+    response = edge.post("/cases", "governor", raw=raw, **{"Accept-Language": "pt-BR"})
+    body = assert_problem(response, 422)
+    listed = sum(len(fields) for fields in body["errors"]["json"]["signatures"].values())
+    assert listed == MAX_FAULTS_LISTED and body["field"] == "signatures.0.title"
+    assert body["detail"].endswith(f"(e mais {900 - MAX_FAULTS_LISTED} falhas, não listadas)")
+    assert len(response.data) < 20_000
     assert edge.api.notifications() == before
 
 
