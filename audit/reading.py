@@ -122,7 +122,7 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
     except Exception:  # undecodable stored bytes or topic: that is the finding
         return StoredRead(event_type, stored_chain_hash(app, notification.state), None, None, None, False, False)
     chain_hash = event.hash if isinstance(getattr(event, "hash", None), str) else ""
-    content_ok = chain.hash_of(event) == chain_hash and \
+    content_ok = chain.recomputed_hash(event) == chain_hash and \
         topic_problem(topic, getattr(event, "originator_topic", None)) is None
     return StoredRead(type(event).__qualname__, chain_hash, getattr(event, "prev_hash", None),
                       getattr(event, "signature", None), getattr(event, "number", None) or getattr(event, "key", None),

@@ -271,7 +271,7 @@ def verify_receipt(app: Any, note: str, verifier: Verifier) -> list[str]:
     if event.hash != receipt.hash:
         problems.append(f"TAMPERED: {what} was rewritten: the receipt holds hash {receipt.hash[:16]}…, the store "
                         f"{str(event.hash)[:16]}…")
-    elif chain.hash_of(event) != event.hash:
+    elif chain.recomputed_hash(event) != event.hash:
         problems.append(f"TAMPERED: {what} was altered: its content no longer matches its hash")
     if event.timestamp != receipt.recorded_at:
         problems.append(f"TAMPERED: {what} was recorded at {receipt.recorded_at.isoformat()} by the receipt, "

@@ -152,6 +152,16 @@ def hash_of(event: Any) -> str:
     return event_hash(type(event).__qualname__, vars(event))
 
 
+def recomputed_hash(event: Any) -> str | None:
+    """The hash of a stored event, recomputed to check it; None (equal to no stored hash) when the recipe cannot
+    encode its content: a lone surrogate that an edit of the stored JSON put in its text is no UTF-8, and no act
+    ever recorded one (its fields refuse them), so no hash was ever taken over it."""
+    try:
+        return hash_of(event)
+    except UnicodeEncodeError:
+        return None
+
+
 #: The members of an export line that its hash does not cover.
 UNHASHED_MEMBERS = ("hash", "signature", "proof")
 

@@ -69,7 +69,7 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
 def _leniently(store: Store, table: str, order: str, after_row: int | None) -> list[StoredRow]:
     """A page of SQLite's events table holding text that is not UTF-8: its text columns read as bytes and decoded
     with U+FFFD (the originator id kept as stored, for the order), the page after the row `after_row`."""
-    columns = "rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), state"
+    columns = "rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), CAST(state AS BLOB)"
     after = "" if after_row is None else (
         f"WHERE (originator_id, originator_version) > (SELECT originator_id, originator_version FROM {table} "
         f"WHERE rowid = {int(after_row)}) ")

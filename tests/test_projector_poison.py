@@ -200,11 +200,35 @@ def test_an_event_edited_to_hold_an_object_where_a_row_has_text_is_recorded_and_
     assert snapshot(projector.store) == followed
 
 
+def test_a_stored_state_edited_to_hold_a_lone_surrogate_is_named_altered_and_stops_nothing(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """Valid JSON and valid UTF-8 (`"\\ud800"` escaped), but no text a hash can encode: `verify` crashed on it."""
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
+    for variable in ("TRAMITA_SIGNING_KEY", "TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR"):
+        monkeypatch.delenv(variable, raising=False)
+    assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0
+    app = make_app(url, seed=False)
+    damaged = app.resolve_case("LC35-1991-0001")
+    with sqlite3.connect(tmp_path / "tramita.sqlite") as database:
+        database.execute("UPDATE stored_events SET state = CAST(replace(CAST(state AS TEXT), '\"Extrema', "
+                         "'\"\\ud800') AS BLOB) WHERE originator_id = ? AND originator_version = 1", (damaged.hex,))
+        assert database.total_changes == 1
+    capsys.readouterr()
+    assert main(["project", "--once"]) == 0
+    assert main(["rebuild"]) == 0
+    capsys.readouterr()
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert "ALTERED: LC35-1991-0001, event 1" in out and "Traceback" not in out
+
+
 @pytest.mark.parametrize("edit", [
     "topic = CAST(X'ff' AS TEXT)",  # a topic that is not UTF-8
     "originator_id = 'x' || originator_id",  # an originator id that is not a UUID
     "originator_id = CAST(X'ff' AS TEXT)",  # an originator id that is not UTF-8
-], ids=["topic not UTF-8", "originator id not a UUID", "originator id not UTF-8"])
+    "state = CAST(X'ff' AS BLOB) || state",  # `||` makes the state text, and text that is not UTF-8
+], ids=["topic not UTF-8", "originator id not a UUID", "originator id not UTF-8", "state text not UTF-8"])
 def test_a_row_the_library_cannot_read_stops_neither_the_projector_nor_the_rebuild_nor_verify(tmp_path, monkeypatch,
                                                                                              capsys, edit):
     """SQLite's columns take any value, and the library raised on the whole page of the log holding such a row:

@@ -297,7 +297,8 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
             if not unreadable_text(error):
                 raise
             rows = [(*row[:2], lenient_text(row[2]), row[3]) for row in self._rows(
-                f"SELECT originator_id, originator_version, CAST(topic AS BLOB), state FROM {self.events_table_name} "
+                f"SELECT originator_id, originator_version, CAST(topic AS BLOB), CAST(state AS BLOB) "
+                f"FROM {self.events_table_name} "
                 f"WHERE originator_id=? {conditions}", params)]
         convert = self.convert_originator_id
         return [StoredEvent(originator_id=convert(row[0]), originator_version=row[1], topic=row[2], state=row[3])
@@ -336,7 +337,8 @@ class OneStatementReadsRecorder(SQLiteApplicationRecorder):
         if topics:
             clauses.append(f"topic IN ({','.join('?' * len(topics))})")
             params.extend(topics)
-        statement = (f"SELECT rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), state "
+        statement = (f"SELECT rowid, CAST(originator_id AS BLOB), originator_version, CAST(topic AS BLOB), "
+                     "CAST(state AS BLOB) "
                      f"FROM {self.events_table_name} {'WHERE ' + ' AND '.join(clauses) if clauses else ''} "
                      "ORDER BY rowid LIMIT ?")
         rows = self._rows(statement, [*params, limit])

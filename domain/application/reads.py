@@ -224,11 +224,12 @@ class Reads(ApplicationBase):
                 return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
                                    type(event).__qualname__, "prev_hash does not match the previous event's hash"), \
                     events
-            recomputed = chain.hash_of(event)
+            recomputed = chain.recomputed_hash(event)
             if recomputed != event.hash:
+                again = f"{recomputed[:12]}…" if recomputed else "none (its text is no UTF-8)"
                 return ChainReport(str(aggregate_id), label, index + 1, False, event.originator_version,
                                    type(event).__qualname__, f"content altered: stored hash {event.hash[:12]}…, "
-                                   f"recomputed {recomputed[:12]}…"), events
+                                   f"recomputed {again}"), events
             previous = event.hash
             events.append(event)
         return ChainReport(str(aggregate_id), label, len(stored), True), events
