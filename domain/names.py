@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 
+from domain.errors import Sentence
+
 _STATUTE_PACKAGE = "domain.statute"
 _METADATA_FILE = "br-municipalities.toml"
 
@@ -27,10 +29,31 @@ _WORD = re.compile(r"[^\s\-\u2010\u2011\u2012\u2013\u2014'\u2018\u2019\u02bc`\u0
 
 
 def normalise_name(name: str) -> str:
-    """Art. 17 par. ún.: the comparison key of a name, ignoring accents, case, hyphens and apostrophes."""
+    """Art. 17 par. ún.: the comparison key of a name, ignoring accents, case, hyphens, apostrophes and invisible
+    (format) characters such as a zero-width space or a soft hyphen."""
     decomposed = unicodedata.normalize("NFKD", name)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
     return _WORD_SEPARATORS.sub(" ", bare.casefold()).strip()
+
+
+def name_fault(name: str) -> Sentence | None:
+    """Art. 17 par. ún., Art. 32 par. ún.: what keeps a text from being compared as a place name, or None.
+
+    A name with no visible letter or digit, one holding an invisible (format) character, or one holding a letter
+    of another alphabet than the Latin (a Cyrillic "Е" for "E") could repeat an existing name unseen by the
+    comparison. Brazil's municipalities are named in Latin letters (its IBGE list holds no other)."""
+    if not normalise_name(name) or not any(ch.isalnum() for ch in name):
+        return Sentence("is required: a name of visible letters")
+    for position, ch in enumerate(name, start=1):
+        if unicodedata.category(ch) == "Cf":
+            return Sentence("holds the invisible character %(character)s at position %(position)s; write the name "
+                            "in visible letters only", character=f"U+{ord(ch):04X}", position=str(position))
+    foreign = dict.fromkeys(ch for ch in unicodedata.normalize("NFKD", name)
+                            if ch.isalpha() and not unicodedata.name(ch, "").startswith("LATIN"))
+    if foreign:
+        return Sentence("holds %(letters)s, not of the Latin alphabet: a look-alike letter would hide a repeated "
+                        "name", letters=", ".join(f"{ch!r} (U+{ord(ch):04X})" for ch in foreign))
+    return None
 
 
 @dataclass(frozen=True)

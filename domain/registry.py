@@ -21,7 +21,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate, refuse, require_date
 from domain.errors import InvalidActError, Listing, Sentence
-from domain.names import Toponym, normalise_name
+from domain.names import Toponym, name_fault, normalise_name
 
 FIGURES = ("area_km2", "population", "voters", "revenue", "buildings")
 REGISTRY_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:registry")
@@ -361,6 +361,9 @@ class ToponymRegister(ChainedAggregate):
         (`ToponymList.state_codes`); given for the IBGE's act, which names a municipality of another state."""
         if not name.strip() or not source.strip():
             raise InvalidActError("name" if not name.strip() else "source", "is required")
+        fault = name_fault(name)
+        if fault is not None:
+            raise InvalidActError("name", fault, article="art-17-par-unico")
         if states is not None:
             if uf not in states:
                 raise InvalidActError("uf", Sentence("%(uf)r is not a state (UF) of the IBGE list: one of %(ufs)s",

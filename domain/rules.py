@@ -15,7 +15,7 @@ from typing import Any
 
 from domain.acts import refuse
 from domain.errors import InvalidActError, Listing, Sentence, Term
-from domain.names import ToponymList, date_in_name
+from domain.names import ToponymList, date_in_name, name_fault
 from domain.parameters import Parameter, Statute, share
 from domain.voter_title import check_voter_title
 
@@ -304,6 +304,9 @@ def check_name(toponyms: ToponymList, name: str, article: str, living_person_dec
     that ceased before it, and a fusion's own origins, which cease by the law that names their successor."""
     if not name or not name.strip():
         raise InvalidActError("name", "is required")
+    fault = name_fault(name)
+    if fault is not None:
+        raise InvalidActError("name", fault, article=article)
     repeated = [toponym for toponym in toponyms.same_name(name) if toponym.ibge_code not in not_existing]
     if repeated:
         first = repeated[0]

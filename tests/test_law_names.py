@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from domain.demo import CCJ, GOVERNOR, PRESIDENT, TRE, municipal
+import pytest
+
+from domain.demo import CCJ, GOVERNOR, IBGE, PRESIDENT, TRE, municipal
+from domain.errors import InvalidActError
 from tests.test_article_rules import (
     ACRELANDIA, CAPIXABA, FAVOURABLE, LAW, new_app, open_creation, plebiscite, record_findings, record_origin,
     refused,
@@ -87,3 +90,32 @@ def test_a_creation_named_after_a_municipality_that_ceases_the_same_day_by_anoth
     incorporate_bujari(app, voters=3000, revenue="100000.00", buildings=300)
     app.enact_law(case, GOVERNOR, date(1993, 5, 1), name="Bujari", **LAW)
     assert app.get_case(case).law["name"] == "Bujari"
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("Ex\u200btrema", "U+200B"),  # a zero-width space inside Extrema (MG)
+    ("Extrema\u00ad", "U+00AD"),  # a soft hyphen after it
+    ("\u0415xtrema", "U+0415"),  # a Cyrillic capital Ie for the E
+    ("\u200b", "visible"),  # nothing to see at all
+    ("\u3164", "U+1160"),  # a Hangul filler, a "letter" that shows nothing
+], ids=["zero-width space", "soft hyphen", "cyrillic look-alike", "only invisible", "hangul filler"])
+def test_a_creation_law_whose_name_hides_a_repeated_name_behind_invisible_or_look_alike_characters_is_refused(
+        name, said):
+    app = new_app()
+    case = creation_from_capixaba_ready_for_law(app, date(1995, 1, 10))
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 3, 1), name=name, **LAW),
+            article="art-17-par-unico", error=InvalidActError, contains=(said,))
+
+
+def test_a_creation_law_named_in_full_width_latin_letters_is_compared_as_the_plain_name():
+    app = new_app()
+    case = creation_from_capixaba_ready_for_law(app, date(1995, 1, 10))
+    refused(app, case, lambda: app.enact_law(case, GOVERNOR, date(1995, 3, 1), name="\uff25xtrema", **LAW),
+            article="art-17-par-unico", contains=("Extrema",))
+
+
+@pytest.mark.parametrize("name", ["Ex\u200btrema", "\u0415xtrema"])
+def test_the_ibge_cannot_add_a_name_with_invisible_or_look_alike_characters_to_the_list(name):
+    app = new_app()
+    refused(app, None, lambda: app.add_toponym(IBGE, date(2026, 3, 1), name=name, uf="MT", ibge_code=None,
+                                               source="IBGE"), article="art-17-par-unico", error=InvalidActError)
