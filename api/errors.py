@@ -33,7 +33,7 @@ from audit.verify import StoreEmptyError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
     InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, Sentence, StaleVersionError,
-    StatuteAmendmentError, sentence,
+    StatuteAmendmentError, StoredEventsUnreadableError, sentence,
 )
 
 PROBLEM_JSON = "application/problem+json"
@@ -242,6 +242,7 @@ def register(app: Flask) -> None:
         kind="document-not-found", field="sha256"))
     app.register_error_handler(DocumentAlteredError, _altered_document)
     app.register_error_handler(merkle.ProofError, _damaged_tree)
+    app.register_error_handler(StoredEventsUnreadableError, _unreadable_events)
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 
@@ -252,6 +253,13 @@ def _altered_document(error: DocumentAlteredError) -> Response:
     log.error("document altered: %s", error)
     return problem(500, _("document altered: %(sha256)s: %(why)s; the stored file is not served, and an alert was "
                           "recorded", sha256=error.sha256, why=error.why), kind="document-altered", field="sha256")
+
+
+def _unreadable_events(error: StoredEventsUnreadableError) -> Response:
+    """A case (or a municipality an act reads) whose stored events an edit of the store left unreadable: named,
+    so an auditor knows the store and not the request is at fault, and logged."""
+    log.error("stored events unreadable: %s", error)
+    return problem(500, say(error.sentence), kind="stored-events-unreadable")
 
 
 def _damaged_tree(error: merkle.ProofError) -> Response:

@@ -119,6 +119,17 @@ class SaidError(Exception):
         super().__init__(str(self.sentence))
 
 
+class StoredEventsUnreadableError(SaidError):
+    """An aggregate's stored events no longer rebuild it: one does not decode, or names a class, a version or a
+    value no event of tramita has. Only an edit of the store's rows makes this; verification names the event."""
+
+    def __init__(self, aggregate_id: Any, version: Any, reason: str) -> None:
+        self.aggregate_id, self.version = aggregate_id, version
+        super().__init__(Sentence("the stored events of %(aggregate)s no longer rebuild it (its event %(version)s: "
+                                  "%(reason)s): the store was altered; GET /verify and `tramita verify` name what",
+                                  aggregate=str(aggregate_id), version=str(version), reason=reason[:200]))
+
+
 class LegalRuleError(Exception):
     """An act refused under the law: carries the article id (`art-13`) and a plain-language message.
 

@@ -211,3 +211,29 @@ def test_a_stored_checkpoint_whose_note_is_no_longer_text_is_served_as_a_damaged
     for path in ("/checkpoints/latest", f"/checkpoints/{size}"):
         answer = api.client.get(path)
         assert answer.status_code == 500 and answer.get_json()["type"].endswith("/audit-tree-damaged"), path
+
+
+@pytest.mark.parametrize("edit", ["truncated", "version removed"])
+def test_a_case_whose_stored_events_were_edited_unreadable_is_answered_as_an_altered_store_not_an_unknown_failure(
+        api, edit):
+    """A row cut short, or a middle event deleted: reading the case (and any act on it) was a bare 500."""
+    case = petition_to_law(api)
+    case_id = api.app.resolve_case(case)
+    api.app.pool.budget = 0  # nothing kept from the next read on: each read reads the rows
+    assert api.get(f"/cases/{case}").status_code == 200
+    with StoredEvents(api.url) as stored:
+        if edit == "truncated":
+            [(state,)] = stored.execute("SELECT state FROM {table} WHERE originator_id = ? AND originator_version = 2",
+                                        stored.id_of(case_id))
+            stored.set_state(stored.id_of(case_id), 2, bytes(state)[:20])
+        else:
+            stored.execute("DELETE FROM {table} WHERE originator_id = ? AND originator_version = 2",
+                           stored.id_of(case_id))
+    for response in (api.get(f"/cases/{case}"), api.client.get(f"/cases/{case}", headers=api.headers(
+            "auditor", **{"Accept-Language": "pt-BR"}))):
+        assert response.status_code == 500 and response.mimetype == "application/problem+json"
+        assert response.get_json()["type"].endswith("/stored-events-unreadable")
+    assert f"the stored events of {case_id} no longer rebuild it (its event " in api.get(f"/cases/{case}").get_json()[
+        "detail"]
+    assert response.get_json()["detail"].startswith(f"os eventos gravados de {case_id} não o reconstroem mais")
+    assert api.get(f"/cases/{case}/verify").get_json()["ok"] is False  # the verdict names it

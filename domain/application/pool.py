@@ -31,6 +31,8 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Mapper, Recorder
 
+from domain.errors import StoredEventsUnreadableError
+
 #: The default budget: 64 MiB of stored event bytes.
 DEFAULT_BUDGET = 64 * 1024 * 1024
 
@@ -52,7 +54,11 @@ def replay(recorder: Recorder, mapper: Mapper, aggregate_id: UUID, aggregate: An
     """Apply an aggregate's stored events (`select`: the recorder's `gt`, `lte`) to `aggregate` (None: from its
     first), and add their stored bytes to `size`: the aggregate (None when there was no event) and its size."""
     for record in recorder.select_events(aggregate_id, **select):
-        aggregate = mapper.to_domain_event(record).mutate(aggregate)
+        try:
+            aggregate = mapper.to_domain_event(record).mutate(aggregate)
+        except Exception as error:  # the stored row was edited: named, not an unexplained failure
+            raise StoredEventsUnreadableError(aggregate_id, record.originator_version,
+                                              f"{type(error).__name__}: {error}") from error
         size += len(record.state)
     return aggregate, size
 
