@@ -173,14 +173,15 @@ def _encodable(value: Any) -> Any:
 
 def _first_field(errors: dict[str, Any]) -> str | None:
     """`signatures.0.title` from `{"json": {"signatures": {"0": {"title": [...]}}}}`: the first field at fault,
-    without its location (json, query, headers); None when the fault is the whole body (`_schema`)."""
+    without its location (json, query, headers); `body` when the fault is the whole JSON body (`_schema`: not an
+    object), None when it is the whole of another location."""
     path: list[str] = []
-    value: Any = next(iter(errors.values()), None)  # under the location
+    location, value = next(iter(errors.items()), (None, None))
     while isinstance(value, dict) and value:
         key, value = next(iter(value.items()))
         path.append(str(key))
     path = [part for part in path if part != "_schema"]
-    return ".".join(path) or None
+    return ".".join(path) or ("body" if location == "json" else None)
 
 
 def _summary(errors: dict[str, Any], prefix: str = "") -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from api.fields import MAX_COUNT, Count, Day, Moment, Name, Reference
+from domain.case import KINDS
 from projections.queries import DEADLINE_STATUSES
 
 
@@ -167,7 +168,7 @@ class CaseQuerySchema(Schema):
 
 
 class CaseListQuerySchema(Schema):
-    kind = Reference()
+    kind = Reference(validate=validate.OneOf(KINDS), metadata={"description": "the case's kind (Art. 1)"})
     stage = Reference()
     municipality = Reference(metadata={"description": "IBGE code of a municipality the case concerns"})
     text = Name(metadata={"description": "words of the case's number or names (% and _ are plain characters)"})

@@ -177,7 +177,7 @@ HOSTILE = [
             lambda e: e.post("/cases/{case}/acts/requisition-issued", raw=json.dumps(REQUISITION),
                              content_type="application/json; charset=latin-1", **{"If-Match": '"1"'}),
             415, "Content-Type"),
-    Hostile("a JSON array instead of an object", lambda e: e.act([REQUISITION]), 422, None),
+    Hostile("a JSON array instead of an object", lambda e: e.act([REQUISITION]), 422, "body"),
     Hostile("a key given twice in one object (which would count is a guess)",
             lambda e: e.post(f"/municipalities/{FEIJO}/figures", "ibge", raw=json.dumps(figure("420")).replace(
                 '"value": "420"', '"value": "420", "value": "999"')), 400, "body"),

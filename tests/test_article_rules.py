@@ -651,6 +651,15 @@ def test_a_governor_s_creation_petition_missing_one_art_4_document_is_refused_na
     assert refusal.figures["missing"] == ["art-4-VI"]
 
 
+@pytest.mark.parametrize("key", ["art-99", "art-4-I ", "art-4-VII"])
+def test_a_petition_whose_documents_name_an_item_art_4_does_not_have_is_refused_naming_it(key):
+    app = new_app()
+    refusal = refused(app, None, lambda: open_creation(app, date(2026, 3, 2), documents={**documents(), key: "Ofício"}),
+                      article="art-9", error=InvalidActError, contains=("art-4-VI",))
+    assert refusal.field == f"documents.{key}"
+    no_case_numbered(app, "LC35-2026-0001")
+
+
 def test_a_governor_s_creation_petition_with_the_art_4_documents_opens_the_case():
     app = new_app()
     case = app.get_case(open_creation(app, date(2026, 3, 2)))

@@ -67,6 +67,11 @@ class Opening:
                 versions.update(check_signatures(statute, day, signatures, area_keys).versions)
             elif signatures:
                 raise InvalidActError("signatures", "signatures accompany a voters' representation only (Art. 8)")
+            unknown = [key for key in documents if key not in ART_4_ITEMS]
+            if unknown:
+                raise InvalidActError(f"documents.{unknown[0]}", Sentence(
+                    "is not an item of Art. 4; the documents are keyed by its items: %(items)s",
+                    items=", ".join(ART_4_ITEMS)), article="art-9")
             if initiator != "voters" and kind == "creation":
                 missing = [item for item in ART_4_ITEMS if not str(documents.get(item, "")).strip()]
                 if missing:
