@@ -15,7 +15,8 @@ from flask import current_app
 from marshmallow import Schema, fields, post_load, validate
 
 from api.fields import (
-    MAX_ATTACHMENTS, MAX_SIGNATURES, BoundedDict, BoundedList, Count, Day, DecimalText, FreeText, Name, Quantity, Reference, Share,
+    MAX_ATTACHMENTS, MAX_SIGNATURES, BoundedDict, BoundedList, Count, Day, DecimalText, FreeText, Name, Quantity,
+    Reference, Share,
 )
 from domain.case import KINDS, PREFECT_BILLS
 from domain.errors import InvalidActError
