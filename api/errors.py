@@ -55,6 +55,7 @@ class ProblemSchema(Schema):
     errors = fields.Dict(metadata={"description": "field -> messages, for a malformed request"})
     field = fields.String(metadata={"description": "the field at fault"})
     competent = fields.List(fields.String(), metadata={"description": "the bodies competent for the act"})
+    limit = fields.Integer(metadata={"description": "413: the most bytes of body this server reads"})
 
 
 def problem_document(status: int, detail: str, *, kind: str | None = None, **extensions: Any) -> dict[str, Any]:

@@ -25,8 +25,9 @@ What is measured
 
    Each creation law moves population, voters, revenue, buildings and area out of the two origins. After a
    few cases a figure would fall below the share the next case takes from it (the registry refuses a
-   negative figure), so the competent body then restates that figure at its 1991 value, dated on the
-   law's day. These restatements are acts too, and are timed and counted like the others.
+   negative figure), or leave less than Art. 4 asks of the origin (the law judges Art. 5 again on its day),
+   so the competent body then restates that figure at its 1991 value, dated on the law's day. These
+   restatements are acts too, and are timed and counted like the others.
 
 2. The raw library. A plain `eventsourcing.application.Application` on the same kind of store (a fresh
    one) stores the same number of events in the same number of saves as tramita's acts: one
@@ -119,6 +120,8 @@ from domain.demo import (
     close_obligations_1993, install_1993, instruct_and_vote_1992, record_figure_1991, voters_creation,
 )
 from domain.names import ToponymList, date_in_name
+from domain.parameters import shipped_statute
+from domain.rules import Judgement, judge_figures
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 #: Settings giving an application the library's own JSON transcoder (tramita's transcodings still registered), so
@@ -128,6 +131,10 @@ LIBRARY_DECODING = {"TRANSCODER_TOPIC": "eventsourcing.persistence:JSONTranscode
 SEED_ACTOR = Actor("ibge-bench", "ibge")
 SEED_DAY = date(1991, 12, 18)
 LAW_DAY = date(1992, 1, 21)
+#: The registry's figures that are whole counts (the others, revenue and area, are decimals).
+COUNTED_FIGURES = ("population", "voters", "buildings")
+#: The State's tax revenue the demo's Art. 4-III finding gives (Art. 5 judges each origin's revenue against it).
+STATE_TAX_REVENUE = next(tax for _, item, _, _, tax in FINDINGS_1991 if item == "art-4-III")
 
 # What each case's petition takes from each origin (smaller than the demo's areas, so figures last longer).
 AREAS_KM2 = {PLACIDO: "42.05", GUIOMARD: "18"}
@@ -218,9 +225,17 @@ class OriginFigures:
         self.left = {code: {f: Decimal(str(v)) for f, v in figures.items()} for code, figures in FIGURES_1991.items()}
 
     def restate_if_low(self, app: Any) -> None:
+        """Restate, at its 1991 value, each figure the next law could not take from (it would go negative) or
+        whose remainder the law would judge short of Art. 4 under Art. 5 (the law judges it on its day)."""
         for code, figures in self.left.items():
-            for figure, left in figures.items():
-                if left < self.taken[code][figure]:
+            remainder = {figure: left - self.taken[code][figure] for figure, left in figures.items()}
+            counts = {figure: int(value) for figure, value in remainder.items() if figure in COUNTED_FIGURES}
+            verdicts = judge_figures(shipped_statute(), LAW_DAY, {**remainder, **counts}, Decimal(STATE_TAX_REVENUE),
+                                     Judgement(True), "")
+            if all(verdicts.values()) and all(left >= self.taken[code][f] for f, left in figures.items()):
+                continue
+            for figure, left in figures.items():  # all of them: a share (voters of the population) weighs two
+                if left < Decimal(str(FIGURES_1991[code][figure])):
                     record_figure_1991(app, code, figure, FIGURES_1991[code][figure], LAW_DAY, LAW_DAY)
                     figures[figure] = Decimal(str(FIGURES_1991[code][figure]))
 

@@ -128,9 +128,13 @@ class SeededApi:
 
 API = SeededApi()
 #: `missing_required_header` expects 400/401/403/406/415/422 for a missing required header; for `If-Match` the
-#: API answers 428 Precondition Required, the status RFC 6585 defines for exactly that, and documents it.
-CONFIG = schemathesis.Config.from_dict({"checks": {"missing_required_header": {
-    "expected-statuses": [400, 401, 403, 406, 415, 422, 428]}}})
+#: API answers 428 Precondition Required, the status RFC 6585 defines for exactly that, and documents it. A
+#: negative body may be refused 413 too: a list one item past its `maxItems` (20,001 signatures) can be larger
+#: than the body limit, and is then refused before it is parsed.
+CONFIG = schemathesis.Config.from_dict({"checks": {
+    "missing_required_header": {"expected-statuses": [400, 401, 403, 406, 415, 422, 428]},
+    "negative_data_rejection": {"expected-statuses": [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429,
+                                                      "5XX"]}}})
 schema = schemathesis.openapi.from_wsgi("/openapi.json", API, config=CONFIG)
 
 
