@@ -60,8 +60,8 @@ class ActSchema(Schema):
     """Every act: its legal date (the day it happened, not when it is recorded), and the documents it cites."""
 
     occurred_on = Day(required=True, metadata={"description": "the act's legal date, YYYY-MM-DD"})
-    attachments = BoundedList(fields.Nested(AttachmentSchema), load_default=None, validate=validate.Length(
-        max=MAX_ATTACHMENTS), metadata={"description": "documents the act cites, each stored first with `POST "
+    attachments = BoundedList(fields.Nested(AttachmentSchema), load_default=None, max_items=MAX_ATTACHMENTS,
+                              metadata={"description": "documents the act cites, each stored first with `POST "
                                                        "/documents`; recorded in the act's save, by SHA-256"})
 
     @post_load
