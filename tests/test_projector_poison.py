@@ -200,9 +200,9 @@ def test_an_event_edited_to_hold_an_object_where_a_row_has_text_is_recorded_and_
     assert snapshot(projector.store) == followed
 
 
-def test_a_stored_state_edited_to_hold_a_lone_surrogate_is_named_altered_and_stops_nothing(tmp_path, monkeypatch,
-                                                                                        capsys):
-    """Valid JSON and valid UTF-8 (`"\\ud800"` escaped), but no text a hash can encode: `verify` crashed on it."""
+def demo_with_an_edited_row(tmp_path, monkeypatch, edit: str, version: int):  # noqa: ANN001, ANN201
+    """The demo on a SQLite file, unsigned, with the 1991 creation's event `version` edited by `SET {edit}`:
+    the url, the application and the damaged case's id."""
     url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
     monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
     for variable in ("TRAMITA_SIGNING_KEY", "TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR"):
@@ -211,9 +211,17 @@ def test_a_stored_state_edited_to_hold_a_lone_surrogate_is_named_altered_and_sto
     app = make_app(url, seed=False)
     damaged = app.resolve_case("LC35-1991-0001")
     with sqlite3.connect(tmp_path / "tramita.sqlite") as database:
-        database.execute("UPDATE stored_events SET state = CAST(replace(CAST(state AS TEXT), '\"Extrema', "
-                         "'\"\\ud800') AS BLOB) WHERE originator_id = ? AND originator_version = 1", (damaged.hex,))
+        database.execute(f"UPDATE stored_events SET {edit} WHERE originator_id = ? AND originator_version = ?",
+                         (damaged.hex, version))
         assert database.total_changes == 1
+    return url, app, damaged
+
+
+def test_a_stored_state_edited_to_hold_a_lone_surrogate_is_named_altered_and_stops_nothing(tmp_path, monkeypatch,
+                                                                                        capsys):
+    """Valid JSON and valid UTF-8 (`"\\ud800"` escaped), but no text a hash can encode: `verify` crashed on it."""
+    demo_with_an_edited_row(tmp_path, monkeypatch, "state = CAST(replace(CAST(state AS TEXT), '\"Extrema', "
+                            "'\"\\ud800') AS BLOB)", 1)
     capsys.readouterr()
     assert main(["project", "--once"]) == 0
     assert main(["rebuild"]) == 0
@@ -234,16 +242,7 @@ def test_a_row_the_library_cannot_read_stops_neither_the_projector_nor_the_rebui
     """SQLite's columns take any value, and the library raised on the whole page of the log holding such a row:
     the projector and the rebuild stopped there for good, and `verify` could not read the store. PostgreSQL's
     typed columns hold no such row."""
-    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
-    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
-    for variable in ("TRAMITA_SIGNING_KEY", "TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR"):
-        monkeypatch.delenv(variable, raising=False)
-    assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0
-    app = make_app(url, seed=False)
-    damaged = app.resolve_case("LC35-1991-0001")
-    with sqlite3.connect(tmp_path / "tramita.sqlite") as database:
-        database.execute(f"UPDATE stored_events SET {edit} WHERE originator_id = ? AND originator_version = 10",
-                         (damaged.hex,))
+    url, app, damaged = demo_with_an_edited_row(tmp_path, monkeypatch, edit, 10)
     capsys.readouterr()
 
     assert main(["project", "--once"]) == 0
