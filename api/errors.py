@@ -126,23 +126,21 @@ def _capped(errors: dict[str, Any], room: int) -> tuple[dict[str, Any], int]:
     many more there were: a body of many bad items is answered in a few lines, not one per item."""
     kept: dict[str, Any] = {}
     unlisted = 0
-    for key, value in errors.items():
-        if isinstance(value, dict):
-            inner, more = _capped(value, room)
-            listed = _faults(inner)
-            if listed:
-                kept[key] = inner
-            room -= listed
-            unlisted += more
-        elif room > 0:
-            kept[key], room = value, room - 1
-        else:
-            unlisted += 1
+
+    def walk(level: dict[str, Any], into: dict[str, Any]) -> None:
+        nonlocal room, unlisted
+        for key, value in level.items():
+            if isinstance(value, dict):
+                walk(value, into.setdefault(key, {}))
+                if not into[key]:
+                    del into[key]
+            elif room > 0:
+                into[key], room = value, room - 1
+            else:
+                unlisted += 1
+
+    walk(errors, kept)
     return kept, unlisted
-
-
-def _faults(errors: dict[str, Any]) -> int:
-    return sum(_faults(value) if isinstance(value, dict) else 1 for value in errors.values())
 
 
 def _field_messages(value: Any) -> Any:

@@ -242,29 +242,35 @@ def path_segment_schema(converter: PathSegment) -> dict[str, Any]:
             "pattern": f"^[^/{_NOT_IN_A_LINE}]+$"}
 
 
-class BoundedList(fields.List):
-    """A list of at most `max_items` items (the OpenAPI `maxItems`), counted before any item is read."""
+class _Counted:
+    """A container field of at most `max_items` items (the OpenAPI bound `_BOUND`), counted before any is read."""
+
+    _BOUND = ""
+    max_items: int
+
+    def _bounded(self, max_items: int, kwargs: dict[str, Any]) -> dict[str, Any]:
+        self.max_items = max_items
+        return {**kwargs, "metadata": {**kwargs.get("metadata", {}), self._BOUND: max_items}}
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, (list, dict)) and len(value) > self.max_items:
+            raise ValidationError(TOO_MANY.format(most=self.max_items))
+        return super()._deserialize(value, attr, data, **kwargs)  # type: ignore[misc]
+
+
+class BoundedList(_Counted, fields.List):
+    """A list of at most `max_items` items (`maxItems`)."""
+
+    _BOUND = "maxItems"
 
     def __init__(self, cls_or_instance: Any, *, max_items: int = MAX_ITEMS, **kwargs: Any) -> None:
-        kwargs["metadata"] = {**kwargs.get("metadata", {}), "maxItems": max_items}
-        super().__init__(cls_or_instance, **kwargs)
-        self.max_items = max_items
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[Any]:
-        if isinstance(value, list) and len(value) > self.max_items:
-            raise ValidationError(TOO_MANY.format(most=self.max_items))
-        return super()._deserialize(value, attr, data, **kwargs)
+        super().__init__(cls_or_instance, **self._bounded(max_items, kwargs))
 
 
-class BoundedDict(fields.Dict):
-    """A mapping of at most `max_items` entries (the OpenAPI `maxProperties`), counted before any entry is read."""
+class BoundedDict(_Counted, fields.Dict):
+    """A mapping of at most `max_items` entries (`maxProperties`)."""
+
+    _BOUND = "maxProperties"
 
     def __init__(self, *, max_items: int = MAX_ITEMS, **kwargs: Any) -> None:
-        kwargs["metadata"] = {**kwargs.get("metadata", {}), "maxProperties": max_items}
-        super().__init__(**kwargs)
-        self.max_items = max_items
-
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict[Any, Any]:
-        if isinstance(value, dict) and len(value) > self.max_items:
-            raise ValidationError(TOO_MANY.format(most=self.max_items))
-        return super()._deserialize(value, attr, data, **kwargs)
+        super().__init__(**self._bounded(max_items, kwargs))
