@@ -1,4 +1,4 @@
-"""The Flask app factory: `create_app(config)` wires the application, the read store and the blueprints.
+"""The Flask app: `create_app` puts the blueprints over what the wiring built (tramita/web.py builds it).
 
 Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_DATABASE_URL` (default `sqlite:///var/tramita.sqlite`): the events and the projections;
@@ -12,16 +12,15 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
   (`api/documents.py`).
 
-One application per process (gunicorn workers each build their own after forking). The event tables are created
-by `tramita migrate`, never by a worker.
+One application per process (each server worker builds its own after forking, through tramita/web.py). The event
+tables are created by `tramita migrate`, never by a worker.
 """
 
 from __future__ import annotations
 
 import http
-import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -102,17 +101,13 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
             "max_document_bytes": int(raw_document)}
 
 
-def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], datetime] | None = None,
-               application: Any = None) -> Flask:
-    """The API. `config` defaults to the `TRAMITA_*` environment; tests pass a clock or a built application."""
-    from api import acts, audit, documents, dossier, i18n, pages, statute, subscriptions, views
-    from audit.documents import DocumentStore, Documents
-    from projections.queries import document_cited
-    from tramita.bootstrap import build_application, build_audit, private_files, system_clock
-    from projections.store import open_store
+def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit: Any, documents: Any) -> Flask:
+    """The API over an application, its read store, its audit service and its documents, built by the wiring
+    (tramita/web.py); `config` is the `TRAMITA_*` settings, checked by `settings_from`."""
+    from api import acts, audit as audit_views, documents as document_views, dossier, i18n, pages, statute
+    from api import subscriptions, views
 
-    private_files()  # the SQLite database, should this worker create it, is its owner's only
-    config = {k: v for k, v in os.environ.items() if k.startswith("TRAMITA_")} if config is None else dict(config)
+    config = dict(config)
     settings = settings_from(config)
     flask = Flask("tramita")
     flask.json_provider_class = JSONProvider
@@ -134,14 +129,11 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     )
     # Every path parameter: one segment of at most MAX_REFERENCE_CHARS characters, no control character.
     flask.url_map.converters["default"] = flask.url_map.converters["string"] = PathSegment
-    app = application or build_application(settings["database_url"], clock=clock or system_clock)
-    flask.extensions["tramita"] = app
-    flask.extensions["tramita.store"] = open_store(settings["database_url"])
-    flask.extensions["tramita.audit"] = build_audit(app, flask.extensions["tramita.store"])
+    flask.extensions["tramita"] = application
+    flask.extensions["tramita.store"] = store
+    flask.extensions["tramita.audit"] = audit
     flask.extensions["tramita.settings"] = settings
-    store = flask.extensions["tramita.store"]
-    flask.extensions["tramita.documents"] = Documents(app, DocumentStore(settings["database_url"]),
-                                                      cited=lambda sha256: document_cited(store, sha256))
+    flask.extensions["tramita.documents"] = documents
     i18n.register(flask)
     api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)
@@ -149,8 +141,8 @@ def create_app(config: Mapping[str, str] | None = None, *, clock: Callable[[], d
     from api.http import authenticate
 
     flask.before_request(authenticate)
-    for blueprint in (acts.blp, views.cases, dossier.blp, audit.blp, views.reads, statute.blp, subscriptions.blp,
-                      documents.blp, views.health):
+    for blueprint in (acts.blp, views.cases, dossier.blp, audit_views.blp, views.reads, statute.blp,
+                      subscriptions.blp, document_views.blp, views.health):
         api.register_blueprint(blueprint)
     flask.before_request(check_query)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read

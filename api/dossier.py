@@ -13,6 +13,7 @@ from api.dossier_pdf import RETRY_AFTER, Busy, Renderer
 from api.errors import Problem
 from api.http import errors_doc, settings
 from audit.dossier import fingerprint
+from projections.queries import case_deadlines
 
 blp = Blueprint("dossier", __name__, description="The printable case file (PDF, pt-BR)")
 blp.record_once(lambda state: state.app.extensions.setdefault("tramita.dossier", Renderer()))
@@ -28,7 +29,8 @@ PDF_DOC = {"content": {"application/pdf": {"schema": {"type": "string", "format"
                                      "signed checkpoint")
 @blp.doc(responses={200: {"description": "the dossier (application/pdf)", **PDF_DOC}})
 def case_dossier(case_ref: str) -> Response:
-    dossier = current_app.extensions["tramita.audit"].dossier(case_ref, due_soon_days=settings()["due_soon_days"])
+    dossier = current_app.extensions["tramita.audit"].dossier(case_ref, due_soon_days=settings()["due_soon_days"],
+                                                                    deadlines=case_deadlines)
     try:
         pdf = current_app.extensions["tramita.dossier"].pdf(dossier, fingerprint(dossier))
     except Busy:

@@ -8,7 +8,7 @@ is recorded (not those the demo expects refused) is kept as the HTTP request tha
 parses into that method's keyword arguments. The first request of each operation is its example: the body
 (`requestBody` `example`) and the path parameter it names (the case number or IBGE code, as parameter `example`).
 
-The demo's acts that attach a document (tramita/demo.py: its illustrative PDFs, rendered the same in every process)
+The demo's acts that attach a document (audit/demo_files.py: its illustrative PDFs, rendered the same in every process)
 are kept with their `attachments`, each preceded by the upload (`document-uploaded`, the file's bytes) that
 stores it, by the body that records the act: replayed in order, every attachment names a stored document.
 """
@@ -147,8 +147,8 @@ def demo_requests() -> tuple[DemoRequest, ...]:
     from domain.demo import seed_demo
     from domain.demo_further import further_acts
     from domain.subscriptions import SubscriptionKeys
-    from tramita.demo import demo_files, described
-    from tramita.persistence import persistence_env
+    from audit.demo_files import demo_files, described
+    from infrastructure.persistence import persistence_env
 
     app = Tramita(persistence_env("memory://"), clock=lambda: RECORDED_AT)
     app.subscription_keys = SubscriptionKeys(EXAMPLES_SUBSCRIPTION_KEY)

@@ -26,7 +26,7 @@ from api.body import json_body
 from api.errors import Problem
 from domain.access import IdempotentRequest
 from domain.application import Acted, Tramita
-from projections.store import Store
+from infrastructure.store import Store
 
 #: Endpoints anyone may read: liveness, the OpenAPI document and its offline viewer, and the audit log's public
 #: commitments (signed checkpoints, the verifier key, consistency proofs: sizes and hashes, nothing of a case).

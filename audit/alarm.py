@@ -11,7 +11,7 @@ from uuid import UUID
 from audit import merkle
 from audit.notes import Checkpoint, NoteError, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.reading import read_stored
-from projections.store import Store
+from infrastructure.store import Store
 
 
 class Leaf(Protocol):

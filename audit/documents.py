@@ -30,7 +30,7 @@ from typing import Any
 
 from audit.tables import DOCUMENT_DDL
 from domain.acts import Actor
-from projections.store import Store, open_store
+from infrastructure.store import Store, open_store
 
 PDF, PNG, JPEG = "application/pdf", "image/png", "image/jpeg"
 #: The media types a document may have, each with the bytes every file of that type starts with (its magic).

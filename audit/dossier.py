@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 from typing import Any
 from uuid import UUID
@@ -22,7 +22,6 @@ from uuid import UUID
 from domain.case import Case
 from domain.errors import CaseNotFoundError, MunicipalityNotFoundError, RuleNotInForceError
 from domain.lifecycle import act_catalogue, lifecycle_of
-from projections.queries import case_deadlines
 
 #: Payload fields that name a document (a reference: an official letter, a decree, a law, a bill).
 REFERENCE_FIELDS = ("documents", "document", "decree", "resolution", "law", "bill")
@@ -37,6 +36,9 @@ DOCUMENT_NAMES = ("filename", "name", "title", "reference", "key", "item")
 EVENT_FIELDS = ("originator_id", "originator_version", "timestamp", "occurred_on", "actor", "article",
                 "rule_versions", "prev_hash", "hash", "originator_topic", "signature")
 
+#: A case's deadlines as rows with their status on `today` (projections.queries.case_deadlines).
+DeadlinesOf = Callable[..., list[dict[str, Any]]]
+
 #: Case events that no act of the catalogue records: the consequences an act or the scheduler records.
 CONSEQUENCE_LABELS = {
     "DeadlineOpened": "abertura de prazo",
@@ -48,9 +50,10 @@ CONSEQUENCE_LABELS = {
 }
 
 
-def gather(audit: Any, case_ref: str, *, due_soon_days: int) -> dict[str, Any]:
+def gather(audit: Any, case_ref: str, *, due_soon_days: int, deadlines: DeadlinesOf) -> dict[str, Any]:
     """The dossier of one case: cover, timeline, deadlines, documents, verdict and checkpoint (one read of the
-    case's events, one verification). An unknown case is CaseNotFoundError naming the reference asked for."""
+    case's events, one verification). An unknown case is CaseNotFoundError naming the reference asked for.
+    `deadlines` lists a case's deadlines as the read models do (the caller's, so the audit log needs none)."""
     app = audit.app
     try:
         events = app.events_of(case_ref)
@@ -74,7 +77,7 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int) -> dict[str, Any]:
         "origin": key.name if key is not None else None,
         "signed_deployment": audit.signer is not None,
         "events": rows,
-        "deadlines": [_deadline(d) for d in case_deadlines(case, today=today, due_soon_days=due_soon_days)],
+        "deadlines": [_deadline(d) for d in deadlines(case, today=today, due_soon_days=due_soon_days)],
         "documents": [document for event, row in zip(events, rows) for document in _documents(event, row)],
         "verdict": audit.verify_case(case.id),
         "checkpoint": _checkpoint(checkpoint),

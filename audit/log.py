@@ -35,7 +35,7 @@ from audit import alarm, merkle, nodes
 from audit.notes import Checkpoint, Signer, entry_of
 from audit.reading import stored_chain_hash
 from audit.tables import DDL, count_of, read_text, text_of
-from projections.store import Store
+from infrastructure.store import Store
 
 #: Notifications appended per transaction.
 BATCH_SIZE = 2000

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from audit import merkle
-from projections.store import Store
+from infrastructure.store import Store
 
 #: Node indexes per query (well under SQLite's and PostgreSQL's limits on bound parameters).
 CHUNK = 500

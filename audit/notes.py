@@ -151,6 +151,10 @@ class Signer:
         """An event's signature: base64(key hash ‖ Ed25519 signature of the context string ‖ its leaf entry)."""
         return base64.b64encode(self.verifier.hash_bytes + self.sign(EVENT_SIGNATURE_CONTEXT + entry)).decode()
 
+    def sign_recorded(self, originator_id: UUID, version: int, chain_hash: str) -> str:
+        """The signature of a recorded event, over its leaf entry (what the application stores with it)."""
+        return self.sign_event(entry_of(originator_id, version, chain_hash))
+
 
 #: Unicode's control characters (category Cc: U+0000-U+001F, U+007F-U+009F) but the newline.
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")

@@ -13,7 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from audit import merkle
-from audit.dossier import gather
+from audit.dossier import DeadlinesOf, gather
 from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm, TreeDamaged, b64
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
 from audit.receipts import ActReceipt, case_head_text, sign_receipt
@@ -216,10 +216,10 @@ class Audit:
 
     # ------------------------------------------------------------------ the printable case file
 
-    def dossier(self, case_ref: str | UUID, *, due_soon_days: int) -> dict[str, Any]:
+    def dossier(self, case_ref: str | UUID, *, due_soon_days: int, deadlines: DeadlinesOf) -> dict[str, Any]:
         """What `GET /cases/{id}/dossier.pdf` shows, as plain data: cover, timeline, deadlines, documents, the
         case's verdict (`verify_case`) and the latest signed checkpoint (audit/dossier.py)."""
-        return gather(self, str(case_ref), due_soon_days=due_soon_days)
+        return gather(self, str(case_ref), due_soon_days=due_soon_days, deadlines=deadlines)
 
     # ------------------------------------------------------------------ verification
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from domain.errors import InvalidActError
 from domain.subscriptions import check_url
 
-from scheduler.webhook import DeliveryError, post_signed
+from infrastructure.webhook import DeliveryError, post_signed
 
 #: Seconds a witness URL may take to answer, from connecting to the answer's status.
 TIMEOUT = 10.0
@@ -114,7 +114,7 @@ class UrlWitness:
 
     def deliver(self, size: int, note: str) -> None:
         """POST the note; anything but a 2xx answer within TIMEOUT seconds, however slowly the witness sends it
-        (the webhook's exchange, cut by its watchdog: scheduler/webhook.py), is a failed delivery."""
+        (the webhook's exchange, cut by its watchdog: infrastructure/webhook.py), is a failed delivery."""
         try:
             post_signed(self.url, note.encode("utf-8"), {
                 "Content-Type": "text/plain; charset=utf-8", "User-Agent": "tramita-checkpoints"}, timeout=TIMEOUT)

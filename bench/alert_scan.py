@@ -56,9 +56,9 @@ from domain.voter_title import make_voter_title
 from projections.projector import Projector
 from projections.rows import alert_rows, deadline_rows
 from projections.schema import PROJECTIONS
-from projections.store import open_store
+from infrastructure.store import open_store
 from scheduler.scan import scan
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 
 SIZES = (1_000, 100_000)
 DUE = 10

@@ -42,7 +42,7 @@ from record_acts import LIBRARY_DECODING, GrowingCase
 from domain.acts import Actor
 from domain.application import Tramita
 from tramita.bootstrap import build_application
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 SEED_ACTOR = Actor("ibge-bench", "ibge")

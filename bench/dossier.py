@@ -37,14 +37,15 @@ from datetime import date, datetime, timezone
 
 from record_acts import GrowingCase
 
-from api.app import create_app
+from tramita.web import create_app
 from api.dossier_pdf import Renderer, render
 from audit.notes import Signer
 from domain.acts import Actor
 from domain.application import Tramita
 from projections.projector import Projector
-from projections.store import open_store
-from tramita.persistence import persistence_env
+from infrastructure.store import open_store
+from infrastructure.persistence import persistence_env
+from projections.queries import case_deadlines
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 SEED_ACTOR, SEED_DAY = Actor("ibge-bench", "ibge"), date(1991, 12, 18)
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
                 times["dossier"].append(time.perf_counter() - start)
                 assert pdf.status_code == 200, pdf.get_data(as_text=True)[:300]
             parts_peak = peak_mib()
-            dossier = flask.extensions["tramita.audit"].dossier(case.number, due_soon_days=5)
+            dossier = flask.extensions["tramita.audit"].dossier(case.number, due_soon_days=5, deadlines=case_deadlines)
             start = time.perf_counter()
             whole = render(dossier, rows_per_part=10**9)
             whole_seconds, whole_peak = time.perf_counter() - start, peak_mib()

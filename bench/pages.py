@@ -41,14 +41,14 @@ from pathlib import Path
 
 from record_acts import GrowingCase
 
-from api.app import create_app
+from tramita.web import create_app
 from audit.notes import Signer
 from domain.acts import Actor
 from domain.application import Tramita
 from domain.demo import MESA, SEFAZ
 from projections.projector import Projector
-from projections.store import open_store
-from tramita.persistence import persistence_env
+from infrastructure.store import open_store
+from infrastructure.persistence import persistence_env
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 SEED_ACTOR, SEED_DAY = Actor("ibge-bench", "ibge"), date(1991, 12, 18)

@@ -44,7 +44,7 @@ from eventsourcing.domain import Aggregate  # noqa: E402
 
 from domain.acts import Actor  # noqa: E402
 from domain.application import Tramita  # noqa: E402
-from tramita.persistence import persistence_env  # noqa: E402
+from infrastructure.persistence import persistence_env  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 15, tzinfo=timezone.utc)
 OPENED = date(2026, 3, 2)

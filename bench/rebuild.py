@@ -87,12 +87,12 @@ from eventsourcing.persistence import StoredEvent
 from record_acts import LIBRARY_DECODING
 
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.case import Case
 from domain.demo import MESA, seed_demo, voters_creation
 from projections.projector import REBUILD_BATCH_SIZE, Projector
 from projections.schema import PROJECTIONS
-from projections.store import open_store
+from infrastructure.store import open_store
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 #: Copied events inserted per call to the recorder (one transaction each; thousands at once stall the PostgreSQL

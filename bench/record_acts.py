@@ -114,7 +114,7 @@ from eventsourcing.domain import Aggregate, event
 
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.demo import (
     ART_9_DOCUMENTS, FIGURES_1991, FINDINGS_1991, GOVERNOR, GUIOMARD, IBGE, MESA, PLACIDO, SEFAZ, TRE,
     close_obligations_1993, install_1993, instruct_and_vote_1992, record_figure_1991, voters_creation,

@@ -61,11 +61,11 @@ from audit.notes import Signer  # noqa: E402
 from domain import chain  # noqa: E402
 from domain.acts import Actor  # noqa: E402
 from domain.application import Tramita  # noqa: E402
-from tramita.persistence import persistence_env  # noqa: E402
+from infrastructure.persistence import persistence_env  # noqa: E402
 from domain.case import Case  # noqa: E402
 from domain.demo import MESA, seed_demo  # noqa: E402
 from projections.projector import Projector  # noqa: E402
-from projections.store import open_store  # noqa: E402
+from infrastructure.store import open_store  # noqa: E402
 from record_acts import LIBRARY_DECODING  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)

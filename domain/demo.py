@@ -13,7 +13,7 @@ Figures the registry seed does not have (1991 figures, Feijó's revenue and buil
 acts whose source says plainly that they are illustrative demo figures, not verified data.
 
 Case 1's legislative decree, TRE resolution and state law are attached to the acts that cite them when the seeding
-passes their stored files (`documents`: tramita/demo.py renders each as a PDF saying it is an illustrative demo
+passes their stored files (`documents`: audit/demo_files.py renders each as a PDF saying it is an illustrative demo
 document, not an official one, and stores it); the demo itself records only what the API would: their SHA-256.
 """
 
@@ -45,7 +45,7 @@ def municipal(role: str, code: str) -> Actor:
 
 CASE_1991 = "LC35-1991-0001"
 #: The documents of case 1 attached to the acts that cite them: reference -> (the act, what the document is).
-#: Each file is illustrative (tramita/demo.py says so on its page and in its metadata), never an official text.
+#: Each file is illustrative (audit/demo_files.py says so on its page and in its metadata), never an official text.
 DOCUMENTS_1991: dict[str, tuple[str, str]] = {
     "Decreto Legislativo 12/1991": (
         "plebiscite-decreed", "o decreto legislativo da Assembleia Legislativa que convoca o plebiscito sobre a "

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 from uuid import UUID
 
-from projections.store import Store
-from tramita.sqlite import lenient_text, readable_id, unreadable_text
+from infrastructure.store import Store
+from infrastructure.sqlite import lenient_text, readable_id, unreadable_text
 
 
 #: One stored event: (notification id, originator id as stored, originator version, topic, state).
@@ -48,7 +48,7 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
             except Exception as error:
                 if not unreadable_text(error):
                     raise
-                lenient = True  # from this page on (SQLite only: tramita/sqlite.py), ids as bytes, as CAST gives them
+                lenient = True  # from this page on (SQLite only: infrastructure/sqlite.py), ids as bytes, as CAST gives them
                 current = current.encode() if isinstance(current, str) else current
         if lenient:
             rows = _leniently(store, table, order, after_row)
@@ -93,7 +93,7 @@ def _same_database(app: Any, store: Store) -> bool:
 
 def _uuid(value: Any) -> UUID:
     """An originator id as read: PostgreSQL's a UUID, SQLite's its text (or bytes, read leniently), an id that is
-    not a UUID as the recorder's stand-in for it (tramita/sqlite.py)."""
+    not a UUID as the recorder's stand-in for it (infrastructure/sqlite.py)."""
     return value if isinstance(value, UUID) else readable_id(lenient_text(value))
 
 

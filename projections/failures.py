@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from domain.acts import Actor
 from projections.rows import storable, storable_row
 from projections.schema import PROJECTIONS
-from projections.store import Cursor, Store
+from infrastructure.store import Cursor, Store
 
 if TYPE_CHECKING:
     from domain.application import Tramita

@@ -38,7 +38,7 @@ from projections.cache import CACHE_BYTES, AggregateCache
 from projections.failures import PROJECTOR, Failure, FailureAlerts, describe, failures, settle
 from projections.rows import KINDS
 from projections.schema import FAILURES, PROJECTIONS, TRACKING
-from projections.store import Cursor, NotMigratedError, Store, recorded_aggregates
+from infrastructure.store import Cursor, NotMigratedError, Store, recorded_aggregates
 from projections.writing import write
 
 #: Notifications read per batch (one transaction each) when following the log.

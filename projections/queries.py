@@ -18,7 +18,7 @@ from domain.case import Case
 from domain.names import normalise_name
 from projections.rows import deadline_rows
 from projections.schema import PROJECTIONS
-from projections.store import Store
+from infrastructure.store import Store
 
 #: Rows a page of cases holds unless asked otherwise.
 PAGE = 100

@@ -16,7 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from projections.rows import AMENDS, KINDS, OWNERS, RECORDED, ROWS, storable, storable_row
-from projections.store import Cursor
+from infrastructure.store import Cursor
 
 #: Rows deleted per statement when an aggregate's rows are replaced.
 DELETE_CHUNK = 500

@@ -150,7 +150,7 @@ def for_database(database_url: str) -> Leadership:
     if database_url.startswith("sqlite:///"):
         return FileLeadership(database_url[len("sqlite:///"):].split("?", 1)[0] + ".scheduler.lock")
     if database_url.startswith(("postgresql://", "postgres://")):
-        from projections.store import postgres_conninfo
+        from infrastructure.store import postgres_conninfo
 
         return PostgresLeadership(postgres_conninfo(database_url))
     return NoLeadership()

@@ -38,7 +38,7 @@ from domain.application import Tramita
 from projections import queries
 from projections.failures import describe
 from projections.projector import Projector
-from projections.store import Store
+from infrastructure.store import Store
 
 #: The scheduler's own actor: alerts are the system's acts, attributed to it.
 SCHEDULER = Actor("tramita-scheduler", "scheduler")

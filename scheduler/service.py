@@ -34,13 +34,13 @@ from domain.application import LEGAL_TIMEZONE, Tramita
 from projections import queries
 from projections.cache import cache_bytes
 from projections.projector import Projector
-from projections.store import Store
+from infrastructure.store import Store
 from scheduler.config import SchedulerConfig
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
 from scheduler.scan import SCHEDULER, ScanResult, readable_alert, scan
 from scheduler.subscribers import Subscribers
-from scheduler.webhook import Webhook
+from infrastructure.webhook import Webhook
 
 #: Seconds the webhook's queue may take to drain at shutdown before the process exits anyway.
 DRAIN_SECONDS = 120.0

@@ -1,6 +1,6 @@
 """Delivery of each alert to every subscription it matches (domain/subscriptions.py), each on its own.
 
-Every webhook subscription in force has a `Webhook` of its own (scheduler/webhook.py): its queue, its worker
+Every webhook subscription in force has a `Webhook` of its own (infrastructure/webhook.py): its queue, its worker
 thread, its tries, pauses and timeouts, its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
 naming the subscription, projected into the `alert_deliveries` table). So a receiver that is slow, answers 500,
 redirects, sends a huge answer or never answers holds back only its own queue: the scan only queues, and the
@@ -26,10 +26,10 @@ from domain.alerts import Alert
 from domain.application import Tramita
 from domain.subscriptions import Subscription, internal_allowed
 from projections import queries
-from projections.store import Store
+from infrastructure.store import Store
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.scan import SCHEDULER, readable_alert
-from scheduler.webhook import Webhook, post_signed
+from infrastructure.webhook import Webhook, post_signed
 
 
 @dataclass

@@ -16,13 +16,13 @@ import pytest
 
 from flask.testing import FlaskClient
 
-from api.app import create_app
+from tramita.web import create_app
 from audit.notes import Signer
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import NOW, SEEDED_ON
 
 ADMIN = Actor("test-admin@cli", "token-administrator")

@@ -13,7 +13,7 @@ from audit.notes import Signer
 
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 
 NOW = datetime(2026, 11, 30, 15, 0, tzinfo=timezone.utc)
 SEEDED_ON = date(1991, 12, 18)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from domain.acts import Actor
 from domain.alerts import ALERTS_NAMESPACE, SYSTEM_ALERTS_NAMESPACE, Alert, alert_due
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 

@@ -11,7 +11,7 @@ from domain.case import case_id_for
 from domain.demo_further import further_acts
 from tests.api_client import ApiHarness
 from tests.test_api_contract import assert_problem
-from tramita.demo import seed_demo_with_documents
+from audit.demo_files import seed_demo_with_documents
 
 UNKNOWN = "LC35-2026-9999"
 

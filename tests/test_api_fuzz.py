@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api.app import create_app
+from tramita.web import create_app
 from domain.access import MUNICIPAL_ROLES, bodies_competent_for
 from domain.demo import FEIJO
 from domain.subscriptions import SubscriptionKeys

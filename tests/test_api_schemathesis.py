@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from schemathesis.generation.meta import GenerationMode, ParameterLocation
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
-from api.app import create_app
+from tramita.web import create_app
 from api.errors import PROBLEM_JSON, TYPE_BASE
 from api.fields import EARLIEST_DAY, LATEST_DAY
 from domain.demo import seed_demo

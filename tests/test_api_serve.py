@@ -14,7 +14,7 @@ from http import HTTPStatus
 import pytest
 
 from tramita.cli import main
-from api.serve import BODY_BUDGET, BUFFERED_BODY, MAX_HEAD_BYTES, REQUEST_TIMEOUT, THREADS, Gunicorn
+from tramita.serve import BODY_BUDGET, BUFFERED_BODY, MAX_HEAD_BYTES, REQUEST_TIMEOUT, THREADS, Gunicorn
 from domain.application import LEGAL_TIMEZONE
 from tests.servers import START_SECONDS, connections_by_worker, idle_connections, raw_answer, request, serving, until_closed
 
@@ -281,7 +281,7 @@ def test_gunicorn_settings_come_from_tramita_then_the_config_file_then_gunicorn_
     monkeypatch.delenv("GUNICORN_CMD_ARGS", raising=False)
     defaults = Gunicorn().cfg
     assert (defaults.worker_class_str, defaults.threads, defaults.keepalive, defaults.bind, defaults.workers) == (
-        "api.serve.TramitaWorker", 4, 5, ["127.0.0.1:8000"], 2)
+        "tramita.serve.TramitaWorker", 4, 5, ["127.0.0.1:8000"], 2)
     from_file = Gunicorn(config_file=str(config)).cfg
     assert (from_file.bind, from_file.workers, from_file.threads, from_file.keepalive) == (
         ["127.0.0.1:9001"], 5, 7, 9)

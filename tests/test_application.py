@@ -9,7 +9,7 @@ from eventsourcing.persistence import IntegrityError
 
 from domain.application import ConcurrentActError, Tramita
 from domain.application.base import MAX_ATTEMPTS, RETRY_BASE, RETRY_CAP
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.demo import GOVERNOR, IBGE, MESA, PRESIDENT, TRE, creation_1992, municipal
 from domain.errors import CaseNotFoundError, IncompetentBodyError, InvalidActError, StaleVersionError
 

@@ -16,7 +16,7 @@ import pytest
 
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.demo import (
     CCJ, GOVERNOR, IBGE, MESA, PGE, PLACIDO, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, creation_1992, municipal,
 )

@@ -21,7 +21,7 @@ from audit.keys import load_signing_key
 from audit.log import AuditLog
 from audit.notes import open_checkpoint
 from domain.acts import Actor
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 
 REPO = Path(__file__).resolve().parent.parent

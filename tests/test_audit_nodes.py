@@ -10,7 +10,7 @@ import pytest
 
 from audit import merkle, nodes
 from audit.log import AuditLog
-from projections.store import open_store
+from infrastructure.store import open_store
 
 #: Tree sizes around the edges of perfect subtrees: 1, powers of two, one either side of them, and some between.
 SIZES = (1, 2, 3, 4, 5, 7, 8, 9, 13, 31, 32, 33, 100, 255, 256, 257, 1000)

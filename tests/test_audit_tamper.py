@@ -759,7 +759,7 @@ def test_the_trees_state_row_deleted_is_found_and_stops_nothing(signed, capsys):
 
 def test_a_rebuild_of_the_tree_landing_under_an_append_is_a_conflict_not_a_tamper_alarm(signed):
     from audit.log import AuditLog, LogConflict
-    from projections.store import open_store
+    from infrastructure.store import open_store
 
     app = make_app(signed.url, seed=False)
     writer = AuditLog(app, open_store(signed.url))

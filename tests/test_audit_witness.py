@@ -18,7 +18,7 @@ from audit.witness import DirectoryWitness, UrlWitness, WitnessError, witnesses_
 from domain.acts import Actor
 from domain.demo import creation_1992
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.conftest import make_app
 
 ADMIN = Actor("admin", "token-administrator")

@@ -9,7 +9,7 @@ from uuid import UUID
 
 from tramita.cli import main
 from domain import chain
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.demo import creation_1992
 from tests.conftest import make_app
 

@@ -30,7 +30,7 @@ def test_seed_demo_stores_each_illustrative_document_once_and_attaches_it_once_t
     import sqlite3
 
     from domain.demo import DOCUMENTS_1991
-    from tramita.demo import demo_files, described
+    from audit.demo_files import demo_files, described
 
     assert main(["seed-demo"]) == 0 and main(["seed-demo"]) == 0
     assert "documents: 3 illustrative PDFs of the demo stored" in capsys.readouterr().out
@@ -90,7 +90,7 @@ def test_migrate_project_and_rebuild_one_projection_from_the_command_line(databa
 def test_a_rebuild_another_rebuild_took_over_says_so_and_leaves_the_live_tables(database_url, monkeypatch, capsys):
     import projections.rebuild as rebuild_module
     from projections.projector import Projector
-    from projections.store import open_store
+    from infrastructure.store import open_store
     from tests.stores import make_app
 
     monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)

@@ -18,7 +18,8 @@ from domain.lifecycle import act_catalogue
 from tests.api_client import ApiHarness
 from tests.test_api_walk import open_1991_petition
 from tests.test_chain import StoredEvents
-from tramita.demo import demo_files, described, seed_demo_with_documents
+from audit.demo_files import demo_files, described, seed_demo_with_documents
+from projections.queries import case_deadlines
 
 ORIGIN = "tramita.test/acre"
 
@@ -113,7 +114,8 @@ def test_every_page_says_the_case_number_and_its_place_among_all_the_pages(demo)
 
 
 def test_a_case_longer_than_a_part_is_laid_out_in_parts_numbered_as_one_document(demo):
-    dossier = demo.flask.extensions["tramita.audit"].dossier("LC35-1991-0001", due_soon_days=5)
+    dossier = demo.flask.extensions["tramita.audit"].dossier("LC35-1991-0001", due_soon_days=5,
+                                                                 deadlines=case_deadlines)
     assert len(dossier["events"]) > 10
     pages = pdf_text(render(dossier, rows_per_part=10))
     solid = "".join("".join(pages).split())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from api.app import create_app
+from tramita.web import create_app
 from tramita.cli import main
 from tests.servers import REPO, stop
 from tests.stores import make_app

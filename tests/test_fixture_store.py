@@ -114,7 +114,7 @@ def test_an_earlier_store_s_seeded_area_stands_before_its_date_as_a_new_store_s_
     from datetime import date, datetime, timezone
 
     from domain.application import Tramita
-    from tramita.persistence import persistence_env
+    from infrastructure.persistence import persistence_env
 
     app = Tramita(persistence_env(f"sqlite:///{store}"),
                   clock=lambda: datetime(2026, 11, 30, 12, tzinfo=timezone.utc))

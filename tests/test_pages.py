@@ -15,7 +15,7 @@ from domain.access import AccessToken
 from domain.demo import DOCUMENTS_1991, attachment_name
 from tests.api_client import ADMIN, ApiHarness
 from tests.stores import NOW
-from tramita.demo import demo_files, seed_demo_with_documents
+from audit.demo_files import demo_files, seed_demo_with_documents
 
 CASE_1991 = "LC35-1991-0001"
 WAITING = "LC35-2026-0003"

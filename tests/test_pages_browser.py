@@ -20,7 +20,7 @@ import pytest
 from domain.demo import attachment_name
 from tests.servers import REPO, in_ci, serving
 from tramita.cli import main
-from tramita.demo import demo_files, described
+from audit.demo_files import demo_files, described
 
 CHROMIUM = ("chromium", "chromium-browser")
 DRIVER = "chromedriver"

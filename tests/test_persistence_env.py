@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from eventsourcing.persistence import ProgrammingError
 
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from tests.conftest import make_app
 
 DEFAULTS = {
@@ -150,7 +150,7 @@ def test_an_sqlite_store_reads_an_aggregate_s_events_as_the_library_does_in_one_
     from eventsourcing.sqlite import SQLiteApplicationRecorder
 
     from domain.application import Tramita
-    from tramita.sqlite import OneStatementReadsRecorder
+    from infrastructure.sqlite import OneStatementReadsRecorder
 
     app = Tramita(persistence_env(f"sqlite:///{tmp_path / 't.sqlite'}"), clock=lambda: None)
     recorder = app.recorder

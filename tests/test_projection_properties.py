@@ -14,7 +14,7 @@ from domain.acts import Actor
 from domain.demo import GOVERNOR, IBGE, MESA, creation_1992, municipal
 from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 from tests.test_article_rules import FEIJO, open_by_voters, signatures
 from tests.test_case_walks import FAVOURABLE, plebiscite

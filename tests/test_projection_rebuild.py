@@ -22,7 +22,7 @@ from projections.batch import TrackingConflict
 from projections.cache import CACHE_BYTES, AggregateCache, cache_bytes
 from projections.projector import Projector
 from projections.schema import PROJECTIONS
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 from tests.test_projections import silent, snapshot
 
@@ -167,7 +167,7 @@ REBUILD_ON_SQLITE = """
 import sys
 from domain.demo import seed_demo
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 
 url = sys.argv[1]

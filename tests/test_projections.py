@@ -14,7 +14,7 @@ from domain.demo import MESA, seed_demo
 from projections import queries
 from projections.projector import Projector
 from projections.schema import PROJECTIONS
-from projections.store import NotMigratedError, Store, open_store
+from infrastructure.store import NotMigratedError, Store, open_store
 from tests.stores import make_app
 from tests.test_article_rules import requisition_received
 
@@ -231,7 +231,7 @@ def test_an_unknown_projection_is_refused_naming_the_known_ones(demo):
 
 
 def test_the_projections_connect_to_the_events_database_and_schema_read_from_the_same_url():
-    from projections.store import postgres_conninfo
+    from infrastructure.store import postgres_conninfo
 
     info = postgres_conninfo("postgresql://clerk:s%40cret@db.example:6543/tramita?schema=acre")
     assert (info["dbname"], info["host"], info["port"], info["user"], info["password"]) == \

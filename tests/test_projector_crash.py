@@ -18,7 +18,7 @@ from eventsourcing.persistence import StoredEvent
 from domain.case import Case
 from domain.demo import seed_demo
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 from tests.test_projections import snapshot
 

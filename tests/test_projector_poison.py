@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 from eventsourcing.persistence import StoredEvent
 
-from api.app import create_app
+from tramita.web import create_app
 from tramita.cli import main
 from domain.acts import Actor
 from domain.demo import IBGE, municipal
@@ -18,7 +18,7 @@ from projections import queries
 from projections.failures import PROJECTION_FAILURE
 from projections.projector import Projector
 from projections.rows import ROWS
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 from tests.test_projections import snapshot
 

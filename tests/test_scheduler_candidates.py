@@ -22,7 +22,7 @@ from domain.demo import MESA
 from projections import queries
 from projections.projector import Projector
 from projections.rows import deadline_rows, missed_alert_ids
-from projections.store import open_store
+from infrastructure.store import open_store
 from projections.writing import table_rows
 from scheduler.scan import scan
 from tests.stores import make_app

@@ -23,7 +23,7 @@ from tramita.cli import main
 from domain.demo import MESA
 from projections import queries
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from tests.stores import make_app
 from tests.test_article_rules import FEIJO, TARAUACA, open_by_voters, signatures
 from tests.test_projector_crash import wait_for

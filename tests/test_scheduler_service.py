@@ -8,9 +8,9 @@ from datetime import date, datetime, timezone
 
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from scheduler.config import SchedulerConfig
 from scheduler.leader import FileLeadership, NoLeadership, lock_key
 from scheduler.scan import scan

@@ -35,11 +35,11 @@ import pytest
 from domain.acts import Actor
 from domain.alerts import Alert
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from domain.demo import CCJ, GOVERNOR, PRESIDENT, TRE, municipal
 from projections import queries
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from scheduler.scan import scan
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import FAVOURABLE, LAW, XAPURI, creation_verified

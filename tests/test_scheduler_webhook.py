@@ -18,16 +18,16 @@ from standardwebhooks import Webhook as Verifier
 
 from domain.acts import Actor
 from domain.application import Tramita
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 from projections import queries
 from projections.projector import Projector
-from projections.store import open_store
+from infrastructure.store import open_store
 from scheduler.config import SchedulerConfig
 from scheduler.jsonlog import alert_fields
 from scheduler.leader import NoLeadership
 from scheduler.scan import SCHEDULER, scan
 from scheduler.service import Scanner, run
-from scheduler.webhook import DeliveryError, Webhook, post_signed
+from infrastructure.webhook import DeliveryError, Webhook, post_signed
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 from tests.test_projector_crash import wait_for
@@ -301,7 +301,7 @@ def test_a_receiver_that_never_finishes_its_headers_fails_the_try_at_the_timeout
 def test_a_receiver_silent_past_the_sockets_own_timeout_is_told_as_no_answer_within_the_timeout(servers, monkeypatch):
     """On a busy machine the socket's timeout can run out before the watchdog's thread runs: the watchdog is held
     back here, so that only the socket's timeout ends the wait."""
-    import scheduler.webhook as webhook_module
+    import infrastructure.webhook as webhook_module
 
     held_back = threading.Event()
 

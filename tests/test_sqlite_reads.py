@@ -1,4 +1,4 @@
-"""An SQLite store reads an aggregate's events on a connection of the reading thread's own (tramita/sqlite.py):
+"""An SQLite store reads an aggregate's events on a connection of the reading thread's own (infrastructure/sqlite.py):
 each read sees what was committed before it, by any connection, and the connections go with their threads and
 with the store."""
 

@@ -1,4 +1,4 @@
-"""An SQLite save, taken in its turn (tramita/sqlite.py), is one transaction: its events are stored all together
+"""An SQLite save, taken in its turn (infrastructure/sqlite.py), is one transaction: its events are stored all together
 and committed when the save returns, with their notification ids, or not at all."""
 
 from __future__ import annotations

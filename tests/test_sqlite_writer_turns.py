@@ -1,6 +1,6 @@
 """SQLite saves take turns: one writer at a time on a database file, within a process by a lock and across
 processes by an exclusive `flock` on `<database>.writer`, so that a waiting writer wakes when the previous one
-commits instead of sleeping through SQLite's back-off (tramita/sqlite.py)."""
+commits instead of sleeping through SQLite's back-off (infrastructure/sqlite.py)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from domain.errors import IncompetentBodyError, LegalRuleError, StatuteAmendment
 from tests.api_client import ApiHarness, Clock
 from tests.test_article_rules import GOVERNOR, LAW, open_creation, creation_ready_for_law, creation_verified
 from tramita.cli import main
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 
 #: The clock of these tests: every legal date below is before it.
 LATER = datetime(2027, 10, 1, 15, 0, tzinfo=timezone.utc)

@@ -22,7 +22,7 @@ from domain.application.transcoder import DomainMapper, StoredJSONTranscoder, wr
 from domain.demo import seed_demo
 from domain.application import Tramita
 from tests.stores import make_app, pinned_clock
-from tramita.persistence import persistence_env
+from infrastructure.persistence import persistence_env
 
 
 def registered(transcoder: JSONTranscoder) -> JSONTranscoder:

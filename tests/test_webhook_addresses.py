@@ -12,10 +12,10 @@ import pytest
 
 from domain.errors import InvalidActError
 from domain.subscriptions import check_url, internal_allowed, parse_private_urls
-from scheduler import webhook
+from infrastructure import webhook
 from scheduler.config import load
 from scheduler.subscribers import Subscribers
-from scheduler.webhook import DeliveryError, post_signed
+from infrastructure.webhook import DeliveryError, post_signed
 from tests.test_scheduler_webhook import Server
 
 NAME = "receiver.example"

@@ -2,7 +2,7 @@
 application, its audit service and its projector here, from the environment, with the wall clock read at this
 edge and passed in.
 
-Settings read: TRAMITA_DATABASE_URL (tramita/persistence.py), TRAMITA_SIGNING_KEY and TRAMITA_LOG_ORIGIN
+Settings read: TRAMITA_DATABASE_URL (infrastructure/persistence.py), TRAMITA_SIGNING_KEY and TRAMITA_LOG_ORIGIN
 (audit/keys.py), TRAMITA_VERIFIER_KEY, TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (audit/witness.py),
 TRAMITA_PROJECTOR_CACHE_BYTES (projections/cache.py), TRAMITA_SUBSCRIPTION_KEY (domain/subscriptions.py).
 """
@@ -15,14 +15,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tramita.persistence import MEMORY_FACTORY, persistence_env
+from infrastructure.persistence import MEMORY_FACTORY, persistence_env
 
 if TYPE_CHECKING:
     from audit.documents import Documents
     from audit.service import Audit
     from domain.application import Tramita
     from projections.projector import Projector
-    from projections.store import Store
+    from infrastructure.store import Store
 
 DEFAULT_DATABASE_URL = "sqlite:///var/tramita.sqlite"
 #: What tramita's processes create is their owner's only: files 0600 (the SQLite database and its -wal and -shm,
@@ -97,7 +97,7 @@ def build_projector(app: Tramita, names: Sequence[str] | None = None, **options:
     aggregate cache within TRAMITA_PROJECTOR_CACHE_BYTES."""
     from projections.cache import cache_bytes
     from projections.projector import Projector
-    from projections.store import open_store
+    from infrastructure.store import open_store
 
     options.setdefault("cache_bytes", cache_bytes(os.environ))
     return Projector(app, open_store(database_url()), names=names, **options)

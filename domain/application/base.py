@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 from zoneinfo import ZoneInfo
 
@@ -23,7 +23,6 @@ from eventsourcing.application import AggregateNotFoundError, Application, Proce
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoder
 
-from audit.notes import Signer, entry_of
 from domain.access import IdempotentRequest, Receipt
 from domain.application.pool import AggregatePool, byte_budget
 from domain.application.transcoder import DateAsISO, DomainMapper, StoredJSONTranscoder
@@ -37,6 +36,13 @@ from domain.errors import (
 )
 from domain.parameters import Statute, shipped_statute
 from domain.registry import Municipality
+
+
+class Signer(Protocol):
+    """What the application needs of the audit log's key (audit/notes.py `Signer`), which the wiring passes in."""
+
+    def sign_recorded(self, originator_id: UUID, version: int, chain_hash: str) -> str:
+        """The signature of the event at (originator_id, version) whose chain hash is `chain_hash`."""
 
 
 class SigningMapper(DomainMapper):
@@ -54,8 +60,9 @@ class SigningMapper(DomainMapper):
     def to_stored_event(self, domain_event: Any) -> Any:
         chain_hash = getattr(domain_event, "hash", None)
         if chain_hash:
-            entry = entry_of(domain_event.originator_id, domain_event.originator_version, chain_hash)
-            object.__setattr__(domain_event, "signature", self.signer.sign_event(entry))
+            signature = self.signer.sign_recorded(domain_event.originator_id, domain_event.originator_version,
+                                                  chain_hash)
+            object.__setattr__(domain_event, "signature", signature)
         return super().to_stored_event(domain_event)
 
 

@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from domain.application.subscriptions import SubscriptionNotFoundError, SubscriptionsOffError
     from domain.errors import CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError
     from projections.batch import TrackingConflict
-    from projections.store import NotMigratedError
+    from infrastructure.store import NotMigratedError
 
     private_files()
     args = parser().parse_args(argv)

@@ -13,7 +13,7 @@ from tramita.bootstrap import build_application, build_audit, database_url
 def cmd_verify(args: argparse.Namespace) -> int:
     """Verify the store (read only): chains, the tree against every checkpoint, signatures; exit 1 on tampering."""
     from audit import report
-    from projections.store import open_store
+    from infrastructure.store import open_store
 
     url = database_url()
     app = build_application(url, signing=False, read_only=True)
@@ -59,7 +59,7 @@ def cmd_keys_show(args: argparse.Namespace) -> int:
 def cmd_rebuild_tree(args: argparse.Namespace) -> int:
     """Rebuild the audit log's stored tree from the events (after a TREE finding), keeping the checkpoints."""
     from audit.log import AuditLog
-    from projections.store import open_store
+    from infrastructure.store import open_store
 
     url = database_url()
     app = build_application(url, signing=False, read_only=True)
@@ -73,7 +73,7 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     """Sign a checkpoint of the log as it now stands and print it; refuse (exit 1) when it contradicts one
     signed before."""
     from audit.log import TamperAlarm
-    from projections.store import open_store
+    from infrastructure.store import open_store
 
     url = database_url()
     app = build_application(url, read_only=True)

@@ -12,16 +12,16 @@ from tramita.bootstrap import build_application, build_projector, database_url
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
-    """The registry, the demo's cases and the illustrative files of the acts of its 1991 case (tramita/demo.py)."""
+    """The registry, the demo's cases and the illustrative files of the acts of its 1991 case (audit/demo_files.py)."""
     seed_demo_in(build_application())
     return 0
 
 
 def seed_demo_in(app) -> bool:  # noqa: ANN001
     """Seed the demo into `app`'s store, its documents beside its events (the same database)."""
-    from projections.store import open_store
+    from infrastructure.store import open_store
     from tramita.bootstrap import build_documents
-    from tramita.demo import seed_demo_with_documents
+    from audit.demo_files import seed_demo_with_documents
 
     store = open_store(database_url())
     documents = build_documents(app, store)
@@ -97,7 +97,7 @@ def cmd_project(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from projections.store import new_events_waiter
+    from infrastructure.store import new_events_waiter
 
     app = build_application()
     projector = build_projector(app, batch_size=args.batch_size)

@@ -13,7 +13,7 @@ from tramita.cli.cases import cmd_migrate, seed_demo_in
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Create the tables if needed, then serve the API with gunicorn."""
-    from api.serve import serve
+    from tramita.serve import serve
 
     cmd_migrate(args)
     serve(args.bind, args.workers, config_file=args.config or os.environ.get("TRAMITA_GUNICORN_CONFIG") or None)
@@ -64,7 +64,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from projections.store import open_store
+    from infrastructure.store import open_store
     from scheduler import config, leader, service
     from scheduler.jsonlog import json_lines
 

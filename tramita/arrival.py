@@ -1,4 +1,4 @@
-"""A request arriving on a worker's event loop (api/serve.py): the connection and its bounded socket, whether the
+"""A request arriving on a worker's event loop (tramita/serve.py): the connection and its bounded socket, whether the
 head has ended, what it says of its body, whether the body has arrived whole. Each byte is looked at once, however
 slowly the bytes come."""
 
@@ -18,7 +18,7 @@ MAX_HEAD_BYTES = 64 * 1024
 #: The longest line of a chunked body's framing (a chunk's size and its extensions, or a trailer field).
 MAX_CHUNK_LINE = 4096
 #: Seconds a connection has, from being accepted (or from its first byte after a keep-alive pause), to send a
-#: whole request (its head, and a body of up to api.serve.BUFFERED_BODY bytes) before it is answered 408.
+#: whole request (its head, and a body of up to tramita.serve.BUFFERED_BODY bytes) before it is answered 408.
 REQUEST_TIMEOUT = 10.0
 #: Seconds a thread waits on one write to a client.
 IO_TIMEOUT = 10.0

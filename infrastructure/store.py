@@ -212,7 +212,7 @@ def _pg(sql: str) -> str:
 def postgres_conninfo(database_url: str) -> dict[str, Any]:
     """psycopg's connection keywords for the URL, read through the event store's own mapping of it (one parse:
     the projections are always in the events' database and schema)."""
-    from tramita.persistence import persistence_env
+    from infrastructure.persistence import persistence_env
 
     env = persistence_env(database_url)
     info: dict[str, Any] = {"dbname": env["POSTGRES_DBNAME"], "host": env["POSTGRES_HOST"] or None,

@@ -7,7 +7,7 @@ so no database connection is shared across a fork).
 Slow clients. The workers are gunicorn's threaded workers (`gthread`) with the request read off the threads:
 `TramitaWorker` keeps every connection on its event loop until a whole request has arrived, its head and its body
 (by its Content-Length, or chunked to its last chunk, framings read as gunicorn's parser reads them:
-api/arrival.py), and only then hands it to one of its THREADS threads, which never waits on a read. So an idle
+tramita/arrival.py), and only then hands it to one of its THREADS threads, which never waits on a read. So an idle
 connection, or one sending its request slowly, holds no thread. It has REQUEST_TIMEOUT seconds from being accepted
 (or from its first byte after a keep-alive pause) to send its head and a body of up to BUFFERED_BODY bytes; a
 larger or chunked body has REQUEST_TIMEOUT seconds from the head's end and earns more as it comes (MIN_BODY_RATE),
@@ -55,7 +55,7 @@ from gunicorn.app.base import Application
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
-from api.arrival import (
+from tramita.arrival import (
     BODY_TOO_LARGE, MALFORMED, MAX_HEAD_BYTES, READY, REQUEST_TIMEOUT, TOO_LARGE, BoundedSocket,
     Connection, arrival,
 )
@@ -91,7 +91,7 @@ ACCEPT_BURST = 256
 
 #: tramita's gunicorn settings (a configuration file, GUNICORN_CMD_ARGS and the command line override them).
 DEFAULTS: dict[str, Any] = {
-    "bind": "127.0.0.1:8000", "workers": 2, "worker_class": "api.serve.TramitaWorker", "threads": THREADS,
+    "bind": "127.0.0.1:8000", "workers": 2, "worker_class": "tramita.serve.TramitaWorker", "threads": THREADS,
     "keepalive": KEEPALIVE, "timeout": 30, "accesslog": "-", "proc_name": "tramita-api",
     # gunicorn's control socket is one path per user: two servers (tests, a bench) would share it.
     "control_socket_disable": True,
@@ -119,7 +119,7 @@ class Gunicorn(Application):
             self.cfg.set(key, value)
 
     def load(self):  # noqa: ANN201 - gunicorn's hook, called in each worker
-        from api.app import create_app
+        from tramita.web import create_app
 
         return create_app()
 

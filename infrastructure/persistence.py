@@ -30,10 +30,10 @@ _BOOLEAN_PARAMETERS = {"pre_ping"}
 
 #: The in-process store: the library's, reading an aggregate's later events by version (tramita/memory.py).
 MEMORY_FACTORY = "tramita.memory:MemoryFactory"
-#: The SQLite store: the library's, its connections keeping their compiled statements (tramita/sqlite.py).
-SQLITE_FACTORY = "tramita.sqlite:StatementCachingFactory"
-#: The SQLite events recorder: the library's, reading an aggregate's events in one statement (tramita/sqlite.py).
-SQLITE_RECORDER = "tramita.sqlite:OneStatementReadsRecorder"
+#: The SQLite store: the library's, its connections keeping their compiled statements (infrastructure/sqlite.py).
+SQLITE_FACTORY = "infrastructure.sqlite:StatementCachingFactory"
+#: The SQLite events recorder: the library's, reading an aggregate's events in one statement (infrastructure/sqlite.py).
+SQLITE_RECORDER = "infrastructure.sqlite:OneStatementReadsRecorder"
 
 
 def persistence_env(database_url: str, *, create_table: bool = True) -> dict[str, str]:
