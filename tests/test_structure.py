@@ -1,5 +1,6 @@
-"""The house a newcomer can live in: no module of the packages over 450 lines, no import circle between the
-project's modules, the command line importable without the web app, and the domain free of infrastructure."""
+"""The house a newcomer can live in: no module of the packages over 450 lines, packages that import one way (each
+only the packages below it in LAYERS, so none in a circle and the domain none of the others), no import circle
+between the project's modules, and the command line importable without the web app."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("domain", "api", "projections", "scheduler", "audit", "tramita")
+#: The packages, lowest first: each may import only those before it (docs/architecture.md, "Layout").
+LAYERS = ("domain", "infrastructure", "audit", "projections", "scheduler", "api", "tramita")
+PACKAGES = LAYERS
 MAX_LINES = 450
 
 
@@ -24,16 +27,16 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+def imports_of(name: str, path: Path, known: set[str], *, typing: bool = False) -> set[str]:
     """The project modules `name` imports, at any depth of its code (a lazy import inside a function counts;
-    an import for annotations only, under `if TYPE_CHECKING:`, does not)."""
+    an import for annotations only, under `if TYPE_CHECKING:`, counts only with `typing`)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
                    and getattr(block.test, "id", None) == "TYPE_CHECKING" for node in ast.walk(block)}
     for node in ast.walk(tree):
-        if id(node) in typing_only:  # `if TYPE_CHECKING:` imports are for annotations, never run
+        if id(node) in typing_only and not typing:  # `if TYPE_CHECKING:` imports are for annotations, never run
             continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -55,6 +58,33 @@ def test_no_module_of_the_packages_is_over_450_lines():
     long = {name: n for name, path in modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"over {MAX_LINES} lines: {long}"
+
+
+def package_imports() -> dict[tuple[str, str], str]:
+    """(importing package, imported package) -> the first module that imports so; every import counts, those for
+    annotations only too."""
+    found = modules()
+    edges: dict[tuple[str, str], str] = {}
+    for name, path in sorted(found.items()):
+        for target in sorted(imports_of(name, path, set(found), typing=True)):
+            pair = (name.split(".")[0], target.split(".")[0])
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, name)
+    return edges
+
+
+def test_the_packages_import_one_way_each_only_those_below_it():
+    upward = {f"{a} -> {b}": where for (a, b), where in package_imports().items() if LAYERS.index(b) > LAYERS.index(a)}
+    assert not upward, f"imports against the layers {' < '.join(LAYERS)}: {upward}"
+
+
+def test_the_domain_imports_none_of_the_other_packages():
+    assert not {b: where for (a, b), where in package_imports().items() if a == "domain"}
+
+
+def test_every_package_of_the_distribution_is_in_the_layers():
+    on_disk = {path.parent.name for path in REPO.glob("*/__init__.py")}
+    assert on_disk - {"tests", "bench", "docs"} == set(LAYERS)
 
 
 def test_no_two_modules_of_the_project_import_each_other_in_a_circle():
