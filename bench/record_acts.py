@@ -44,6 +44,8 @@ collector, and a slower spell of the machine falls on both sides rather than on 
 
 Events are counted as the growth of the store's notification log (`recorder.max_notification_id()`)
 over the timed part. Times come from `time.perf_counter`, summed over the rounds. The goal is a ratio >= 0.5.
+Each side's CPU time over the same parts (`time.process_time` in its own process, which the machine's other work
+moves less than the wall clock) is printed too, per act and per save.
 
 3. Growth lines (same run, set-up untimed; goal <= 1.2 each). Each line compares two stores of the same
    kind, one grown to the short (or early) point and one to the long (or late) point, both fresh, both alive
@@ -153,11 +155,12 @@ def shares_taken() -> dict[str, dict[str, Decimal]]:
 
 @dataclass
 class Run:
-    """One timed part: how many acts (saves) and events, and how long it took."""
+    """One timed part: how many acts (saves) and events, how long it took and the CPU time its process spent."""
 
     acts: int
     events: int
     seconds: float
+    cpu: float = 0.0
 
     def per_second(self, count: int) -> float:
         return count / self.seconds if self.seconds else math.inf
@@ -165,7 +168,8 @@ class Run:
     @staticmethod
     def total(runs: list[Run]) -> Run:
         """The runs' acts, events and seconds summed."""
-        return Run(sum(run.acts for run in runs), sum(run.events for run in runs), sum(run.seconds for run in runs))
+        return Run(sum(run.acts for run in runs), sum(run.events for run in runs), sum(run.seconds for run in runs),
+                   sum(run.cpu for run in runs))
 
 
 class ActCounter:
@@ -284,12 +288,12 @@ class TramitaSide:
     def record(self, cases: int) -> Run:
         """Record the next `cases` creation cases; the acts, the events stored and the seconds."""
         acts, first = self.counter.acts, notifications(self.app)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for n in range(self.cases + 1, self.cases + cases + 1):
             record_creation_case(self.counter, n, self.origins)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         self.cases += cases
-        return Run(self.counter.acts - acts, notifications(self.app) - first, seconds)
+        return Run(self.counter.acts - acts, notifications(self.app) - first, seconds, cpu)
 
 
 # ---------------------------------------------------------------------------------------------- raw library
@@ -330,7 +334,7 @@ class RawSide:
         app, sizes = self.app, save_sizes(saves, events)
         saves_per_aggregate = math.ceil(saves / aggregates)
         first = notifications(app)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         docket = None
         for i, size in enumerate(sizes):
             day = date.fromordinal(date(1991, 12, 19).toordinal() + (self.saves + i) % 500).isoformat()
@@ -339,9 +343,9 @@ class RawSide:
             for _ in range(size):
                 docket.note(day, self.ACTOR, self.DIGEST)
             app.save(docket)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         self.saves += saves
-        return Run(saves, notifications(app) - first, seconds)
+        return Run(saves, notifications(app) - first, seconds, cpu)
 
 
 # ---------------------------------------------------------------------------------------------- both sides
@@ -646,8 +650,10 @@ def main(argv: list[str] | None = None) -> None:
           f"({tramita.events / tramita.acts:.2f} events per act)")
     print(f"tramita acts/s: {tramita.per_second(tramita.acts):.1f}")
     print(f"tramita events/s: {tramita_rate:.1f}")
+    print(f"tramita CPU per act: {tramita.cpu / tramita.acts * 1e6:.1f} µs")
     print(f"raw library: {raw.acts} saves, {raw.events} events in {raw.seconds:.3f} s")
     print(f"raw library events/s: {raw_rate:.1f}")
+    print(f"raw library CPU per save: {raw.cpu / raw.acts * 1e6:.1f} µs")
     if not args.no_growth:
         print_growth(f"case-length-{args.long_case}-vs-{SHORT_CASE}", *length,
                      f"Art. 10 cycles on cases of {SHORT_CASE} events, then on one of {args.long_case}")
