@@ -1,26 +1,11 @@
-"""How an event's state becomes the bytes stored and back: the library's JSON, by orjson when that is the same.
+"""How an event's state becomes the bytes stored and back: the library's JSON, written and read by orjson when
+that gives the same.
 
-The library's `JSONTranscoder` writes a stored event's state with the standard `json` module (`,` and `:` as
-separators, UTF-8 not ASCII-escaped), each value JSON lacks as `{"_type_": <transcoding>, "_data_": ...}`. That
-encoding was a tenth of an act's cost. `StoredJSONTranscoder` writes the very same bytes with orjson, which
-serializes the same JSON several times faster, whenever every value of the state is of a type both encode
-alike: `str`, `int`, `bool`, None, a dict with `str` keys, a list or tuple of these, and the registered
-transcodings' dates, timestamps and decimals (each handed back to Python: a date or a timestamp whose
-transcoding writes its ISO text, the library's and `DateAsISO`, is written here as that transcoding writes it;
-any other value goes to the library's own `_encode_obj`). Anything else (a UUID,
-which orjson would write as a bare string; a float, which it writes differently; a subclass; an integer beyond
-64 bits; a string that is not valid UTF-8; nesting deeper than orjson allows) is written by the library's encoder,
-as before, error included. Old and new rows are alike: tests/test_stored_json.py compares the two byte for byte.
-
-Reading, likewise, gives what the library's decoder gives, parsed by orjson when that is the same. The library
-parses a row with the standard `json` module and calls back into Python for every object to turn `{"_type_": ...,
-"_data_": ...}` into its value; that decoding is most of what a read of the log costs. `StoredJSONTranscoder.decode`
-parses the row with orjson, several times faster, then applies the library's rule to every object, innermost
-first, as the library's callback does. orjson refuses what the library would read otherwise (NaN and infinities,
-lone surrogates, nesting deeper than it allows) and reads an integer beyond 64 bits as a float; so a row it
-refuses, or that holds a float (which tramita never stores), or any value a transcoding refuses, or anything but
-`bytes`, is read by the library's decoder, which decides, error included. tests/test_stored_json.py compares the
-two on stored events, on arbitrary JSON and on damaged rows.
+Stored events are kept forever and hashed, so the bytes must stay what the library's `JSONTranscoder` writes.
+orjson writes and parses the same JSON several times faster; `StoredJSONTranscoder` uses it only for values the
+two treat alike (`written_alike`, `_decoded`) and leaves everything else, errors included, to the library's own
+encoder and decoder. It stands on the library's public transcoder: `types`, `names`, `Transcoding.encode`/`decode`.
+tests/test_stored_json.py compares the two byte for byte; the measurements are in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -59,7 +44,10 @@ _ISO_TRANSCODINGS = (DatetimeAsISO, DateAsISO)
 
 
 def written_alike(value: Any) -> bool:
-    """Whether orjson writes `value` as the library's encoder does (see the module's docstring)."""
+    """Whether orjson writes `value` as the library's encoder does, judged by exact type: text, integers, booleans,
+    None, dicts with text keys, lists and tuples of these, and dates, timestamps and decimals (handed back to their
+    transcodings). Not alike: a UUID (orjson writes bare text), a float (written otherwise), any subclass. An
+    integer beyond 64 bits, a lone surrogate or deep nesting makes orjson raise, and the library's encoder decides."""
     kind = type(value)
     if kind in _ALIKE:
         return True
@@ -78,7 +66,11 @@ def written_alike(value: Any) -> bool:
 
 class StoredJSONTranscoder(JSONTranscoder):
     """The library's JSON transcoder, whose bytes orjson writes, and reads, when that is the same (the module's
-    docstring)."""
+    docstring).
+
+    Reading: orjson refuses NaN, infinities, lone surrogates and deep nesting, and reads an integer beyond 64 bits
+    as a float; so a row it refuses, a row holding a float (tramita stores none), a value a transcoding refuses,
+    or anything but `bytes` is read by the library's decoder, which decides, error included."""
 
     def encode(self, obj: Any) -> bytes:
         try:
@@ -92,12 +84,13 @@ class StoredJSONTranscoder(JSONTranscoder):
                 pass  # an integer beyond 64 bits, a surrogate, deep nesting: the library's encoder decides
         return super().encode(obj)
 
-    def _transcoded(self, value: Any) -> Any:
-        """What the library's `_encode_obj` makes of `value`, made without its calls for a date or a timestamp."""
-        transcoding = self.types.get(type(value))
+    def _transcoded(self, value: Any) -> dict[str, Any]:
+        """`value` as the library's encoder writes a registered type: `{"_type_": <name>, "_data_": <encoded>}`.
+        A type with no transcoding raises, and orjson's error sends the whole state to the library's encoder."""
+        transcoding = self.types[type(value)]
         if type(transcoding) in _ISO_TRANSCODINGS:  # by exact class: a subclass may write something else
             return {"_type_": transcoding.name, "_data_": value.isoformat()}
-        return self._encode_obj(value)
+        return {"_type_": transcoding.name, "_data_": transcoding.encode(value)}
 
     def decode(self, data: bytes) -> Any:
         if type(data) is bytes:
@@ -113,12 +106,12 @@ _NESTED = frozenset({dict, list, float})
 
 
 class _NotAlike(Exception):
-    """orjson read a value the library's decoder may read otherwise (a float: see the module's docstring)."""
+    """orjson read a value the library's decoder may read otherwise (a float: see `StoredJSONTranscoder`)."""
 
 
 def _decoded(value: Any, names: dict[str, Transcoding]) -> Any:
-    """`value` as parsed by orjson, with the library's decoding rule (`JSONTranscoder._decode_obj`) applied to
-    every object, innermost first: an object of exactly the members `_type_` and `_data_` becomes what the
+    """`value` as parsed by orjson, with the library's decoding rule applied to every object, innermost first, as
+    its decoder's object hook applies it: an object of exactly the members `_type_` and `_data_` becomes what the
     transcoding of that name decodes. Raises on a float, and where the library's rule raises.
 
     A member whose value is text, a number or null is passed over; a transcoded value whose `_data_` is text (a
