@@ -28,7 +28,6 @@ from typing import Any
 from flask import Flask, Response, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
-from flask_smorest.utils import prepare_response
 
 from api import errors
 from api.body import DEFAULT_MAX_BODY_BYTES, check_query, drain_unread_body, read_body
@@ -53,12 +52,26 @@ class TramitaApi(Api):
     #: so a client (or schemathesis) can tell an undocumented status from a documented one.
     DEFAULT_ERROR_RESPONSE_NAME = None
 
-    def _register_responses(self) -> None:
+    def init_app(self, app: Flask, *, spec_kwargs: dict[str, Any] | None = None) -> None:
+        """flask-smorest's set-up, then every status's response component restated for this API (below)."""
+        super().init_app(app, spec_kwargs=spec_kwargs)
+        self.document_statuses()
+
+    def document_statuses(self) -> None:
+        """A response component per HTTP status, named as flask-smorest names them (`BAD_REQUEST`, ...), which the
+        operations cite (`api.http.errors_doc`): an error is ERROR_SCHEMA as application/problem+json, the type
+        `errors.register` answers, and any other status its phrase alone.
+
+        flask-smorest registers these too, as application/json (a content type it offers no setting for,
+        docs/upstream.md), and lazily: a component enters the document only when an operation cites it. They are
+        registered again here the same way, through apispec's public `components.response`; a lazy registration
+        takes the place of one not yet cited, and a name already in the document would be refused
+        (DuplicateComponentNameError) rather than silently kept, so a change of either library shows at start-up.
+        """
         for status in http.HTTPStatus:
             response: dict[str, Any] = {"description": status.phrase}
             if status >= 400:
-                response["schema"] = self.ERROR_SCHEMA
-                prepare_response(response, self.spec, PROBLEM_JSON)
+                response["content"] = {PROBLEM_JSON: {"schema": self.ERROR_SCHEMA}}
             self.spec.components.response(status.name, response, lazy=True)
 
 
