@@ -64,9 +64,8 @@ class TramitaApi(Api):
 
         flask-smorest registers these too, as application/json (a content type it offers no setting for,
         docs/upstream.md), and lazily: a component enters the document only when an operation cites it. They are
-        registered again here the same way, through apispec's public `components.response`; a lazy registration
-        takes the place of one not yet cited, and a name already in the document would be refused
-        (DuplicateComponentNameError) rather than silently kept, so a change of either library shows at start-up.
+        registered again here the same way, through apispec's public `components.response`: a lazy registration
+        takes the place of one not yet cited (tests/test_api_contract.py checks what the document says).
         """
         for status in http.HTTPStatus:
             response: dict[str, Any] = {"description": status.phrase}

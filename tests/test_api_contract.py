@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
+
 import pytest
 
 from api.errors import PROBLEM_JSON
@@ -74,3 +76,22 @@ def test_the_openapi_links_chain_a_petition_to_its_case_and_the_case_to_its_acts
     assert acts and acts <= set(case_links)
     assert all(case_links[act]["parameters"]["header.If-Match"] == "$response.header.ETag" for act in acts)
     assert all(target(links[by_id[act]]["GetCase"]) == ("/cases/{case_ref}", "get") for act in acts)
+
+
+def test_every_error_response_is_documented_as_problem_json_and_no_operation_has_a_catch_all_default(api):
+    """The error statuses an operation lists cite response components that say what the API answers: the problem
+    schema as application/problem+json, nothing as application/json; and no `default` response stands for the
+    statuses an operation does not list, so that an undocumented status shows as one."""
+    spec = api.client.get("/openapi.json").get_json()
+    components = spec["components"]["responses"]
+    assert {"BAD_REQUEST", "UNAUTHORIZED", "FORBIDDEN", "NOT_FOUND", "UNPROCESSABLE_ENTITY"} <= set(components)
+    for name, response in components.items():
+        status = HTTPStatus[name]
+        assert status >= 400 and response == {"description": status.phrase, "content": {
+            PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}}, (name, response)
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method != "parameters":
+                assert "default" not in operation["responses"], (method, path)
+                cited = [r["$ref"].rsplit("/", 1)[1] for s, r in operation["responses"].items() if "$ref" in r]
+                assert all(HTTPStatus[name] >= 400 for name in cited), (method, path, cited)
