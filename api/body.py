@@ -29,7 +29,7 @@ from flask import current_app, g, request
 from flask_babel import gettext as _
 from marshmallow import missing
 from webargs.flaskparser import FlaskParser
-from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
+from werkzeug.exceptions import ClientDisconnected, HTTPException, RequestEntityTooLarge
 from werkzeug.wsgi import LimitedStream
 
 from api.errors import Problem
@@ -75,7 +75,8 @@ def read_body() -> None:
     data = _within(limit)
     if data is None:
         raise Problem(413, _("the body is larger than %(limit)s bytes, the most this API reads "
-                             "(TRAMITA_MAX_BODY_BYTES)", limit=f"{limit:,}"), kind="body-too-large", field="body", limit=limit)
+                             "(TRAMITA_MAX_BODY_BYTES)", limit=f"{limit:,}"), kind="body-too-large", field="body",
+                      limit=limit)
     if not data:
         return
     try:
@@ -138,17 +139,23 @@ def drain_unread_body(response: Any) -> Any:
 
 @contextmanager
 def reading_body() -> Iterator[None]:
-    """Reading a request's body from the server: a framing its parser refuses (a chunked body's broken framing
-    or trailer, gunicorn's ParseException) is 400 naming the body, and a body that stops coming 408, not a 500."""
-    from gunicorn.http.errors import ParseException
-
+    """Reading a request's body from the server: a read that fails or ends short (the body stopped coming) is 408
+    naming the body, and one the server refuses for the body's framing (a chunked body's broken chunk sizes,
+    extensions or trailer) is 400 naming the body; neither is a 500."""
     try:
         yield
-    except ParseException as malformed:
-        raise Problem(400, _("the body's framing is malformed: %(fault)s", fault=str(malformed) or
-                             type(malformed).__name__), kind="malformed-body", field="body") from None
     except (OSError, ClientDisconnected):  # Werkzeug's name for a read that failed or ended short
         raise Problem(408, _("the body did not arrive in time"), kind="body-timeout", field="body") from None
+    except HTTPException:
+        raise  # already an answer: Werkzeug's 413 past MAX_CONTENT_LENGTH, a view's own (api/documents.py)
+    except Exception as malformed:  # noqa: BLE001 - see below
+        # WSGI (PEP 3333) names no error for a body the server cannot decode, so each server raises its own:
+        # gunicorn, its HTTP parser's (not OSErrors), from a module it does not document for applications, and so
+        # not imported here. A timeout or a connection closed mid-body is an OSError, which Werkzeug's stream makes
+        # ClientDisconnected (above); anything else the input stream raises while the body is read is the server
+        # refusing the bytes it was sent: the client's fault, 400.
+        raise Problem(400, _("the body's framing is malformed: %(fault)s", fault=str(malformed) or
+                             type(malformed).__name__), kind="malformed-body", field="body") from None
 
 
 def _within(limit: int) -> bytes | None:

@@ -520,3 +520,33 @@ def test_a_body_that_stops_coming_is_408_naming_the_body_and_records_nothing(edg
                                                        "wsgi.input_terminated": True, "CONTENT_LENGTH": "100"})
     assert assert_problem(response, 408)["field"] == "body"
     assert edge.api.notifications() == before
+
+
+class InvalidChunkSize(Exception):
+    """What a server's HTTP parser raises from `wsgi.input` for a chunked body it cannot decode (gunicorn's own
+    class of that name is no OSError either)."""
+
+
+@pytest.mark.parametrize("path, content_type, role", [("/cases", "application/json", "assembly-mesa"),
+                                                      ("/documents", "application/pdf", "ibge")])
+def test_a_body_whose_framing_the_server_refuses_is_400_naming_the_body_and_records_nothing(
+        edge: Edge, path, content_type, role):
+    """A chunked body whose framing the server's parser refuses, as it reports it while the API reads
+    `wsgi.input` (an exception of its own, not an OSError): the body is at fault, 400 naming it, not a 500."""
+
+    class BrokenChunks(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:  # noqa: ANN001
+            raise InvalidChunkSize("Invalid chunk size: 'zz'")
+
+    before = edge.api.notifications()
+    response = edge.api.client.post(path, headers={**edge.api.headers(*ROLES[role]), "Content-Type": content_type,
+                                                   "Transfer-Encoding": "chunked"},
+                                    environ_overrides={"wsgi.input": io.BufferedReader(BrokenChunks()),
+                                                       "wsgi.input_terminated": True})
+    problem = assert_problem(response, 400)
+    assert (problem["field"], problem["type"].rsplit("/", 1)[1]) == ("body", "malformed-body")
+    assert "chunk size" in problem["detail"]
+    assert edge.api.notifications() == before
