@@ -241,7 +241,9 @@ def _float(literal: str) -> float | Decimal:
 class EdgeParser(FlaskParser):
     """webargs' Flask parser reading the body `read_body` parsed, instead of parsing it again its own way."""
 
-    def _raw_load_json(self, req: Any) -> Any:
+    def load_json(self, req: Any, schema: Any) -> Any:
+        """The `json` location (and `json_or_form`, which asks it first): the body as `read_body` parsed it, or
+        `missing` when there is none; never a parse of its own, so one set of rules reads every body."""
         return json_body()
 
 
