@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import date, datetime, timezone
 
 import pytest
+from eventsourcing.application import Application
+from eventsourcing.domain import Aggregate, event
 from eventsourcing.persistence import IntegrityError
 
 from domain.application import ConcurrentActError, Tramita
@@ -12,6 +15,7 @@ from domain.application.base import MAX_ATTEMPTS, RETRY_BASE, RETRY_CAP
 from infrastructure.persistence import persistence_env
 from domain.demo import GOVERNOR, IBGE, MESA, PRESIDENT, TRE, creation_1992, municipal
 from domain.errors import CaseNotFoundError, IncompetentBodyError, InvalidActError, StaleVersionError
+from tests.stores import make_app, pinned_clock
 
 XAPURI, BUJARI = "1200708", "1200138"
 
@@ -104,6 +108,48 @@ def test_an_act_that_keeps_meeting_concurrent_saves_gives_up_without_recording(m
     assert memory_app.get_case(case).version == 1
     assert len(waits) == MAX_ATTEMPTS - 1  # a random wait before each retry, within a bound that doubles
     assert all(0 <= wait <= min(RETRY_CAP, RETRY_BASE * 2 ** n) for n, wait in enumerate(waits, start=1))
+
+
+class Note(Aggregate):
+    """A bare aggregate of the library's, for saves that need no act."""
+
+    @event("Written")
+    def __init__(self) -> None:
+        self.notes = 0
+
+    @event("Noted")
+    def note(self) -> None:
+        self.notes += 1
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_save_of_several_aggregates_one_of_them_stale_raises_the_librarys_error_and_stores_none(store, tmp_path):
+    app = make_app("memory://" if store == "memory" else f"sqlite:///{tmp_path / 't.sqlite'}", seed=False)
+    note = Note()
+    app.save(note)
+    stale = copy.deepcopy(note)
+    note.note()
+    app.save(note)
+    before, fresh = app.recorder.max_notification_id(), Note()
+    stale.note()
+    with pytest.raises(IntegrityError):  # what `_retrying` retries the act on
+        app.save(fresh, stale)
+    assert app.recorder.max_notification_id() == before and app.recorder.select_events(fresh.id) == []
+    assert [r.notification.originator_version for r in app.save(Note(), None)] == [1]  # None is passed over
+
+
+@pytest.mark.parametrize("cache", [None, "10"])
+def test_with_the_librarys_aggregate_cache_on_a_save_is_the_librarys_own(cache, monkeypatch):
+    env = persistence_env("memory://") | ({"AGGREGATE_CACHE_MAXSIZE": cache} if cache else {})
+    app = Tramita(env, clock=pinned_clock)
+    library_saves, library_save = [], Application.save
+    monkeypatch.setattr(Application, "save",
+                        lambda self, *objs: library_saves.append(objs) or library_save(self, *objs))
+    note = Note()
+    app.save(note)
+    assert library_saves == ([(note,)] if cache else [])
+    assert [r.originator_version for r in app.recorder.select_events(note.id)] == [1]
+    app.close()
 
 
 def test_a_refused_opening_changes_nothing_neither_the_numbering_nor_the_freeze(memory_app):

@@ -246,25 +246,26 @@ class ApplicationBase(Application):
                           statute=self.statute)
 
     def save(self, *objs: Any, **kwargs: Any) -> list[Any]:
-        """The library's save, step for step; the saved aggregates are then held by the act's borrowing at their
-        new version.
+        """One transaction for every aggregate given, as the library's documentation describes its save: their
+        pending events collected and put in the application's event store (`events.put`); the saved aggregates then
+        go back to the pool at their new version.
 
-        The library's `ProcessingEvent.collect_events` asks of every object whether it is an event or an
-        aggregate through runtime-checkable protocols, which walk the protocol's members each time (about a tenth
-        of an in-process act). Our aggregates are the library's `Aggregate`, so they are collected by that class;
-        anything else still goes through the library's own collection."""
+        Our aggregates are collected by their class, the library's `Aggregate`, not through the runtime-checkable
+        protocols the library's save asks of every object (each check walks the protocol's members); anything else
+        goes through `ProcessingEvent`. With snapshots or the library's aggregate cache on (both off here), it is
+        the library's own save. (That save also prompts a system's followers; tramita's applications lead none.)"""
+        if self.snapshots is not None or self.repository.cache is not None:
+            recordings = super().save(*objs, **kwargs)
+            self.pool.saved(objs, recordings)
+            return recordings
         processing: ProcessingEvent[Any] = ProcessingEvent()
         for obj in objs:
             if isinstance(obj, Aggregate):
                 processing.events.extend(obj.collect_events())
-                processing.aggregates[obj.id] = obj
             elif obj is not None:
                 processing.collect_events(obj)
-        processing.saved_kwargs.update(kwargs)
-        recordings = self._record(processing)
-        self._take_snapshots(processing)
-        self._notify(recordings)
-        self.notify(processing.events)  # the library's deprecated hook, still called by its save
+        recordings = self.events.put(processing.events, tracking=processing.tracking, **kwargs)
+        self.notify(processing.events)  # the library's deprecated hook, which its save still calls
         self.pool.saved(objs, recordings)
         return recordings
 
