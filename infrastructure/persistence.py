@@ -30,8 +30,8 @@ _BOOLEAN_PARAMETERS = {"pre_ping"}
 
 #: The in-process store: the library's, reading an aggregate's later events by version (tramita/memory.py).
 MEMORY_FACTORY = "tramita.memory:MemoryFactory"
-#: The SQLite store: the library's, its connections keeping their compiled statements (infrastructure/sqlite.py).
-SQLITE_FACTORY = "infrastructure.sqlite:StatementCachingFactory"
+#: The SQLite store: the library's, reading on a connection of each thread's own (infrastructure/sqlite.py).
+SQLITE_FACTORY = "infrastructure.sqlite:ThreadReadsFactory"
 #: The SQLite events recorder: the library's, reading an aggregate's events in one statement (infrastructure/sqlite.py).
 SQLITE_RECORDER = "infrastructure.sqlite:OneStatementReadsRecorder"
 

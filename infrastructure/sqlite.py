@@ -1,46 +1,18 @@
-"""The SQLite events recorder: the library's, reading an aggregate's events with one statement, and writing them
-one process at a time, in turn.
+"""The SQLite store: the library's factory, datastore and recorder, reading an aggregate's events with one
+statement on a connection of the reading thread's own, and writing one process at a time, in turn.
 
-Every act reads the events of its case recorded after the version it holds (none, mostly: the pool's catch-up), and
-every API request those of its token. The library reads them inside a transaction of its own, `BEGIN`, the
-`SELECT` and a `ROLLBACK`, each statement through its layers of context managers: two thirds of the read. One
-`SELECT` in SQLite's autocommit mode is already read in one transaction of its own, on one snapshot of the file, so
-here it runs alone, with the library's statement, rows and errors (on the reading thread's own connection: below).
+- Reads (`OneStatementReadsRecorder.select_events`): one `SELECT` in autocommit mode, itself one transaction on one
+  snapshot of the file, on the thread's own connection (`ReadConnections`), which keeps its compiled statements;
+  the library's read wraps it in `BEGIN`/`ROLLBACK` on a connection borrowed from its pool, most of a read's cost.
+- Writes (`WriterTurns`): SQLite lets one writer in at a time and makes the others sleep and retry, so under load
+  one process's writes starve and hold up its reads. Each save's transaction, the library's own, first takes its
+  turn: a lock among the process's threads, then an exclusive `flock` on `<database>.writer` among processes.
+- Rows the library cannot read (an originator id that is not a UUID, text that is not UTF-8: SQLite's columns take
+  any value) are read as what they hold (`readable_id`, `lenient_text`), so that one edited row does not stop every
+  reader of the log; the aggregate it belonged to then lacks it, a gap `tramita verify` names.
 
-Writers take turns. SQLite lets one writer at a time into the file; a second one, in another process, is told the
-file is busy and sleeps (1, 2, 5, 10 ... 100 ms, SQLite's own back-off) before it tries again, while the first
-process's next writers go in at once. Under load one process's writes starve, and since the library's connection
-pool hands out connections in turn, its waiting writer holds up every read of its process too (the API's token
-checks, an act's catch-up). So each save's transaction is taken in turn first: within the process by a lock, and
-across processes by an exclusive `flock` on a file beside the database (`<database>.writer`, created empty, holding
-nothing): a writer waiting for it sleeps in the kernel and wakes as soon as the previous one commits. The kernel
-lets the `flock` go when its process ends, however it ends. A process that does not take it (the `sqlite3` shell,
-a process of another version) is still kept out by SQLite's own lock, as before. An in-memory SQLite database has
-no file and is left to the library.
-
-A save is the library's own transaction (`BEGIN`, one `INSERT` per event, `COMMIT`) inside its turn. A save
-written as one `INSERT ... RETURNING` statement was tried and measured slower (docs/benchmarks.md).
-
-Each connection keeps its compiled statements. The library opens its connections with `cached_statements=True`,
-which `sqlite3` reads as a number: a cache of one statement. An act runs several in turn on the same connection
-(its case's catch-up, the statute's, `BEGIN`, the `INSERT`), so each pushed the last out and every one was
-compiled again, every time: an act's read cost about four times what the same read costs on a connection that
-keeps it. `StatementCachingFactory` is the library's SQLite factory whose datastore's pool opens its connections
-as the library does, but keeping `STATEMENT_CACHE` statements.
-
-An aggregate's events are read on a connection of the reading thread's own (`ReadConnections`), not one borrowed
-from the library's pool: taking a connection from the pool and giving it back cost as much as the read itself.
-The connection is the thread's alone, in autocommit mode, so each read is its own transaction on the file's last
-committed state, as before. It is closed when its thread ends or the store closes; a process forked with one
-opens its own and never touches the parent's.
-
-SQLite's columns take any value, so a database administrator can leave a row the library cannot read: an
-originator id that is not a UUID, a topic or an id that is not UTF-8 text. The library then raises on the whole
-page of the log, and every reader of the log (the projector, the rebuild, `tramita verify`) would stop at that row
-for good. Such a row is read here as what it holds: its text decoded with U+FFFD for what is not UTF-8, and an
-originator id that is not a UUID as a stand-in id (`readable_id`), the same every time, that names no aggregate.
-The row is then an unreadable aggregate's event of its own, and its real aggregate lacks it: a gap that the
-projector records as that aggregate's failure and `verify` names. PostgreSQL's typed columns hold no such row.
+The library's pool opens its connections with `cached_statements=True`, a cache of one statement; it offers no
+setting for more (docs/upstream.md). Measurements: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -56,16 +28,12 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing import persistence
-from eventsourcing.persistence import InterfaceError, Notification, StoredEvent
-from eventsourcing.sqlite import (
-    SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteConnection, SQLiteConnectionPool, SQLiteDatastore,
-    SQLiteFactory,
-)
+from eventsourcing.persistence import Notification, StoredEvent
+from eventsourcing.sqlite import SQLITE3_DEFAULT_LOCK_TIMEOUT, SQLiteApplicationRecorder, SQLiteDatastore, SQLiteFactory
 from eventsourcing.utils import Environment
 
-#: The compiled statements each connection keeps (the module's docstring). tramita's own statements are a handful
-#: (an aggregate's events after a version, all of them, the notifications, `BEGIN`, the `INSERT`, the tracking
-#: table's); the rest of the room is for the commands' rarer reads.
+#: The compiled statements each read connection keeps: an act reads its case's events after a version, the
+#: statute's, other aggregates' (all of them or after a version) in turn on the same connection.
 STATEMENT_CACHE = 32
 
 #: The library's translation of sqlite3's errors (its `SQLiteTransaction`), most specific first.
@@ -119,27 +87,6 @@ class WriterTurns:
             os.close(self._fd)
 
 
-class StatementCachingPool(SQLiteConnectionPool):
-    """The library's pool of SQLite connections, each opened as the library opens it (autocommit, shared across
-    threads, the lock timeout, WAL mode on a file, rows as `sqlite3.Row`) but keeping `STATEMENT_CACHE` compiled
-    statements instead of one."""
-
-    def _create_connection(self) -> SQLiteConnection:
-        try:
-            connection = sqlite3.connect(database=self.db_name, uri=True, check_same_thread=False,
-                                         isolation_level=None, cached_statements=STATEMENT_CACHE,
-                                         timeout=self.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT)
-        except (sqlite3.Error, TypeError) as error:
-            raise InterfaceError(error) from error
-        if not self.is_sqlite_memory_mode and not self.is_journal_mode_wal:
-            if connection.execute("PRAGMA journal_mode;").fetchone()[0].lower() != "wal":
-                connection.execute("PRAGMA journal_mode=WAL;")
-                self.journal_mode_was_changed_to_wal = True
-            self.is_journal_mode_wal = True
-        connection.row_factory = sqlite3.Row
-        return SQLiteConnection(sqlite_conn=connection, max_age=self.max_age)
-
-
 class ReadConnection(sqlite3.Connection):
     """A thread's read connection (a class of its own so that `ReadConnections` can hold it weakly)."""
 
@@ -161,7 +108,10 @@ os.register_at_fork(after_in_child=_forked)
 
 
 class ReadConnections:
-    """One read connection per thread to a database file (the module's docstring)."""
+    """One read connection per thread to a database file, in autocommit mode (each read its own transaction on the
+    file's last committed state): taking a connection from the library's pool and giving it back cost as much as
+    the read. A connection is closed when its thread ends or the store closes; a forked process opens its own and
+    never touches its parent's."""
 
     def __init__(self, db_name: str, timeout: float) -> None:
         self.db_name, self.timeout = db_name, timeout
@@ -204,35 +154,28 @@ class ReadConnections:
             self._open.clear()
 
 
-class StatementCachingDatastore(SQLiteDatastore):
-    """The library's SQLite datastore, with `StatementCachingPool` for its pool and, on a file, `ReadConnections`
-    for the reads of an aggregate's events (`readers`, None in memory)."""
+class ThreadReadsDatastore(SQLiteDatastore):
+    """The library's SQLite datastore with, on a file, `ReadConnections` for the reads of an aggregate's events
+    (`readers`; None in memory, where every connection is the library's)."""
 
     def __init__(self, db_name: str, **settings: Any) -> None:
         super().__init__(db_name, **settings)
-        library = self.pool
-        self.pool = StatementCachingPool(
-            db_name=library.db_name, lock_timeout=library.lock_timeout, pool_size=library.pool_size,
-            max_overflow=library.max_overflow, pool_timeout=library.pool_timeout, max_age=library.max_age,
-            pre_ping=library.pre_ping)
-        library.close()
         self.readers = None if self.pool.is_sqlite_memory_mode else ReadConnections(
             db_name, self.pool.lock_timeout or SQLITE3_DEFAULT_LOCK_TIMEOUT)
 
     def close(self) -> None:
-        if self.readers is not None:
+        if getattr(self, "readers", None) is not None:
             self.readers.close()
         super().close()
 
 
-class StatementCachingFactory(SQLiteFactory):
-    """The library's SQLite factory, whose datastore is `StatementCachingDatastore` (with the library's
-    settings)."""
+class ThreadReadsFactory(SQLiteFactory):
+    """The library's SQLite factory, whose datastore is `ThreadReadsDatastore` (with the library's settings)."""
 
     def __init__(self, env: Environment | dict[str, str] | None) -> None:
         super().__init__(env)
         library = self.datastore
-        self.datastore = StatementCachingDatastore(
+        self.datastore = ThreadReadsDatastore(
             library.pool.db_name, lock_timeout=library.pool.lock_timeout,
             single_row_tracking=library.single_row_tracking, originator_id_type=library.originator_id_type)
         library.close()

@@ -109,3 +109,31 @@ def test_a_forked_process_reads_on_a_connection_of_its_own_and_leaves_the_parent
     assert os.waitstatus_to_exitcode(status) == 0
     assert app.recorder.datastore.readers.connection() is parents
     assert [e.originator_version for e in app.recorder.select_events(originator)] == [1]
+
+
+def compiled(connection):
+    """The statements `connection` holds compiled (SQLite's `sqlite_stmt` table, without the query of it)."""
+    try:
+        rows = connection.execute("SELECT sql FROM sqlite_stmt").fetchall()
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite is built without the sqlite_stmt table")
+    return {row[0] for row in rows} - {"SELECT sql FROM sqlite_stmt"}
+
+
+def test_a_thread_s_connection_keeps_an_act_s_reads_compiled_where_the_library_s_way_keeps_only_the_last(store):
+    app, path = store
+    recorder, case, statute = app.recorder, uuid4(), uuid4()
+    saved(recorder, case, 1, 2)
+    recorder.select_events(case)  # a first read of the case
+    recorder.select_events(case, gt=1)  # the pool's catch-up of the case, then the statute's
+    recorder.select_events(statute, gt=0)
+    kept = compiled(recorder.datastore.readers.connection())
+    every, after = recorder.select_events_statement, recorder.select_events_statement + "AND originator_version>? "
+    assert {every + "ORDER BY originator_version ASC ", after + "ORDER BY originator_version ASC "} <= kept
+    # A connection opened as the library opens its pool's, `cached_statements=True`, keeps one (docs/upstream.md).
+    library_like = sqlite3.connect(path, isolation_level=None, cached_statements=True)
+    library_like.execute("BEGIN")
+    library_like.execute("SELECT count(*) FROM stored_events").fetchall()
+    library_like.execute("ROLLBACK")
+    assert len(compiled(library_like)) <= 1
+    library_like.close()

@@ -76,34 +76,3 @@ def test_the_events_read_back_are_those_saved(recorder):
     rec.insert_events(saved)
     assert [(e.originator_id, e.originator_version, e.topic, e.state) for e in rec.select_events(case)] == \
         [(e.originator_id, e.originator_version, e.topic, e.state) for e in saved]
-
-
-def prepared_statements(datastore):
-    """The statements a connection of the datastore's pool holds compiled (SQLite's `sqlite_stmt` table, without
-    the query of it)."""
-    with datastore.get_connection(commit=False) as connection:
-        try:
-            rows = connection._sqlite_conn.execute("SELECT sql FROM sqlite_stmt").fetchall()
-        except sqlite3.OperationalError:
-            pytest.skip("this SQLite is built without the sqlite_stmt table")
-    return {row[0] for row in rows} - {"SELECT sql FROM sqlite_stmt"}
-
-
-def test_a_connection_keeps_an_act_s_statements_compiled_where_the_library_s_keeps_only_the_last(recorder):
-    from eventsourcing.sqlite import SQLiteDatastore
-
-    store, path = recorder
-    library = SQLiteDatastore(str(path))
-    for datastore in (store.datastore, library):
-        originator = uuid4()
-        with datastore.transaction(commit=True) as cursor:  # a save: BEGIN, the INSERT, COMMIT
-            cursor.execute(store.insert_events_statement,
-                           (originator.hex, 1, "tests:Event", b'{"x":1}'))
-        with datastore.get_connection(commit=False) as connection:  # an act's reads
-            connection._sqlite_conn.execute(store.select_events_statement + "AND originator_version>? ",
-                                            (originator.hex, 0)).fetchall()
-    kept = prepared_statements(store.datastore)
-    assert "BEGIN" in kept and store.insert_events_statement in kept
-    assert any(sql.startswith(store.select_events_statement) for sql in kept)
-    assert len(prepared_statements(library)) <= 1  # the library's connections: `cached_statements=True`, one
-    library.close()
