@@ -13,8 +13,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from domain.acts import refuse
+from domain.acts import refuse, require_date
 from domain.errors import InvalidActError, Listing, Sentence, Term
+from domain.judges import judges
 from domain.names import ToponymList, date_in_name, name_fault
 from domain.parameters import Parameter, Statute, share
 from domain.voter_title import check_voter_title
@@ -83,6 +84,7 @@ def amount(value: Any, field_name: str) -> Decimal:
 # ---------------------------------------------------------------------------------------- Art. 8
 
 
+@judges("art-8", "art-8-par-unico")
 def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]], areas: list[str]) -> Judgement:
     """Art. 8: at least the statutory number of voters' signatures per area, valid Acre titles, no duplicates."""
     judgement = Judgement(holds=True)
@@ -134,47 +136,78 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
 # ---------------------------------------------------------------------------------------- Art. 13
 
 
+@judges("art-13")
+def judge_plebiscite_result(statute: Statute, on: date, populations: dict[str, Any], *, kind: str | None = None,
+                            municipalities: Collection[str] = (), scheduled_for: date | None = None,
+                            voted_on: Any = None) -> dict[str, Judgement]:
+    """Art. 13: favourable only with turnout above half the registered and YES above half the turnout.
+
+    For the TRE's homologation (`kind` given), the vote falls between the date its resolution fixed and the
+    homologation (`on`), and a result is given for each population that votes: the area's, or each merging
+    municipality's (Art. 30). Each result gives registered, turnout, yes, no, blank and void; a turnout above the
+    registered, or ballots that do not add up to it, are refused. Returns each population's judgement, keyed by
+    its label (an empty label says nothing of where), in the order they are judged; `holds` is favourable.
+    """
+    expected = list(populations)
+    if kind is not None:
+        if not (scheduled_for <= require_date("voted_on", voted_on) <= on):
+            raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and the "
+                                                       "homologation", scheduled=scheduled_for.isoformat()),
+                                  article="art-13")
+        expected = list(municipalities) if kind == "fusion" else ["area"]
+        if sorted(populations) != sorted(expected):
+            raise InvalidActError("populations", Sentence(
+                "results are given for %(expected)s",
+                expected=Listing(expected)), article="art-30" if kind == "fusion" else "art-13")
+    judged: dict[str, Judgement] = {}
+    for label in expected:
+        result = populations[label]
+        if not isinstance(result, dict):
+            raise InvalidActError(f"populations.{label or 'area'}", "a result gives registered, turnout, yes, no, "
+                                  "blank and void")
+        registered = whole(result.get("registered"), "registered")
+        turnout = whole(result.get("turnout"), "turnout")
+        yes, no = whole(result.get("yes"), "yes"), whole(result.get("no"), "no")
+        blank, void = whole(result.get("blank", 0), "blank"), whole(result.get("void", 0), "void")
+        if registered == 0:
+            raise InvalidActError("registered", "no registered voters")
+        if turnout > registered:
+            raise refuse("art-13", _where(label, Sentence("turnout %(turnout)s exceeds the %(registered)s registered "
+                                                          "voters", turnout=turnout, registered=registered)))
+        if yes + no + blank + void != turnout:
+            raise refuse("art-13", _where(label, Sentence(
+                "YES %(yes)s + NO %(no)s + blank %(blank)s + void %(void)s = %(ballots)s ballots, but the turnout is "
+                "%(turnout)s", yes=yes, no=no, blank=blank, void=void, ballots=yes + no + blank + void,
+                turnout=turnout)))
+        judgement = judged[label] = Judgement(holds=True)
+        turnout_rule = judgement.use(statute.in_force("art-13.turnout-share-of-registered", on))
+        yes_rule = judgement.use(statute.in_force("art-13.yes-share-of-turnout", on))
+        turnout_share = Fraction(turnout, registered)
+        yes_share = Fraction(yes, turnout) if turnout else Fraction(0)
+        judgement.figures = {"registered": registered, "turnout": turnout, "yes": yes, "no": no, "blank": blank,
+                             "void": void, "turnout_share": percent(turnout_share), "yes_share": percent(yes_share)}
+        if not turnout_rule.holds(turnout_share, share(turnout_rule.value)):
+            judgement.holds = False
+            judgement.said.append(_where(label, Sentence(
+                "turnout %(share)s is not an absolute majority of the %(registered)s registered voters",
+                share=percent(turnout_share, share(turnout_rule.value)), registered=registered)))
+        if not yes_rule.holds(yes_share, share(yes_rule.value)):
+            judgement.holds = False
+            judgement.said.append(_where(label, Sentence(
+                "YES %(share)s of the %(turnout)s who voted is not a majority (blank and void ballots count in the "
+                "turnout)", share=percent(yes_share, share(yes_rule.value)), turnout=turnout)))
+    return judged
+
+
 def judge_plebiscite(statute: Statute, on: date, result: dict[str, Any], label: str = "") -> Judgement:
-    """Art. 13: favourable only with turnout above half the registered and YES above half the turnout."""
-    if not isinstance(result, dict):
-        raise InvalidActError(f"populations.{label or 'area'}", "a result gives registered, turnout, yes, no, "
-                              "blank and void")
-    registered = whole(result.get("registered"), "registered")
-    turnout = whole(result.get("turnout"), "turnout")
-    yes, no = whole(result.get("yes"), "yes"), whole(result.get("no"), "no")
-    blank, void = whole(result.get("blank", 0), "blank"), whole(result.get("void", 0), "void")
-    if registered == 0:
-        raise InvalidActError("registered", "no registered voters")
-    if turnout > registered:
-        raise refuse("art-13", _where(label, Sentence("turnout %(turnout)s exceeds the %(registered)s registered voters",
-                                                   turnout=turnout, registered=registered)))
-    if yes + no + blank + void != turnout:
-        raise refuse("art-13", _where(label, Sentence(
-            "YES %(yes)s + NO %(no)s + blank %(blank)s + void %(void)s = %(ballots)s ballots, but the turnout is %(turnout)s",
-            yes=yes, no=no, blank=blank, void=void, ballots=yes + no + blank + void, turnout=turnout)))
-    judgement = Judgement(holds=True)
-    turnout_rule = judgement.use(statute.in_force("art-13.turnout-share-of-registered", on))
-    yes_rule = judgement.use(statute.in_force("art-13.yes-share-of-turnout", on))
-    turnout_share = Fraction(turnout, registered)
-    yes_share = Fraction(yes, turnout) if turnout else Fraction(0)
-    judgement.figures = {"registered": registered, "turnout": turnout, "yes": yes, "no": no, "blank": blank,
-                         "void": void, "turnout_share": percent(turnout_share), "yes_share": percent(yes_share)}
-    if not turnout_rule.holds(turnout_share, share(turnout_rule.value)):
-        judgement.holds = False
-        judgement.said.append(_where(label, Sentence(
-            "turnout %(share)s is not an absolute majority of the %(registered)s registered voters",
-            share=percent(turnout_share, share(turnout_rule.value)), registered=registered)))
-    if not yes_rule.holds(yes_share, share(yes_rule.value)):
-        judgement.holds = False
-        judgement.said.append(_where(label, Sentence(
-            "YES %(share)s of the %(turnout)s who voted is not a majority (blank and void ballots count in the turnout)",
-            share=percent(yes_share, share(yes_rule.value)), turnout=turnout)))
-    return judgement
+    """Art. 13 on one population's result: `judge_plebiscite_result`'s judgement of it alone."""
+    return judge_plebiscite_result(statute, on, {label: result})[label]
 
 
 # ---------------------------------------------------------------------------------------- Art. 28-30, 37
 
 
+@judges("art-28", "art-29", "art-30")
 def judge_council(statute: Statute, on: date, article: str, seats: Any, yes: Any) -> Judgement:
     """Art. 28, 29, 30: a council approves by absolute majority of its members (YES above half the seats)."""
     seats, yes = whole(seats, "seats"), whole(yes, "yes_votes")
@@ -193,6 +226,7 @@ def judge_council(statute: Statute, on: date, article: str, seats: Any, yes: Any
     return judgement
 
 
+@judges("art-37-II")
 def judge_extinction_request(statute: Statute, on: date, valid_signatures: Any, registered: Any) -> Judgement:
     """Art. 37-II: the request of two thirds of the voters resident in the municipality."""
     valid, registered = whole(valid_signatures, "valid_signatures"), whole(registered, "registered_voters")
@@ -260,9 +294,12 @@ def judge_figures(statute: Statute, on: date, figures: dict[str, Any], state_tax
 # ---------------------------------------------------------------------------------------- Art. 1-I
 
 
+@judges("art-1-I")
 def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[str, Decimal],
                        total_areas: dict[str, Decimal | None], names: dict[str, str]) -> Judgement:
-    """Art. 1-I and 1-III: no plebiscite when each municipality's net area ceded is within its bracket."""
+    """Art. 1-I and 1-III: no plebiscite when each municipality's net area ceded is within its bracket.
+
+    Refused, saying each municipality's share and its limit, when one cedes more; the judgement returned holds."""
     judgement = Judgement(holds=True)
     kinds = judgement.use(statute.in_force("art-1-I.dispensable-kinds", on))
     if kind not in kinds.value:
@@ -290,6 +327,8 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
                 Sentence("%(name)s cedes a net %(net)s km² of %(total)s km² (%(share)s), more than the %(limit)s "
                          "allowed for its size", name=names.get(code, code), net=str(net), total=str(total),
                          share=percent(net_share, limit), limit=percent(limit)))
+    if not judgement.holds:
+        raise refuse("art-1-I", Listing(judgement.said, "; "), figures=judgement.figures)
     return judgement
 
 
@@ -321,6 +360,7 @@ def check_name(toponyms: ToponymList, name: str, article: str, living_person_dec
     return {"toponym-list": toponyms.version}
 
 
+@judges("art-31-IV")
 def check_district_law_date(statute: Statute, on: date) -> Judgement:
     """Art. 31-IV: a district law is dated no later than 31 Dec of the year before the next municipal election."""
     judgement = Judgement(holds=True)

@@ -16,7 +16,8 @@ from typing import Any
 from domain.acts import ActContext, refuse, require_date
 from domain.calendar import Calendar
 from domain.errors import ActOutOfOrderError, InvalidActError, Listing, Sentence
-from domain.rules import judge_council, judge_dispensation, judge_plebiscite, whole
+from domain.judges import judges
+from domain.rules import judge_council, judge_dispensation, judge_plebiscite_result, whole
 
 
 class Plebiscite:
@@ -37,64 +38,50 @@ class Plebiscite:
     def dispense_plebiscite(self, ctx: ActContext, *, justification: str, areas_km2: dict[str, Decimal | None],
                             names: dict[str, str]) -> None:
         """Art. 1-I, 1-II, 1-III: dispense the plebiscite when every net area ceded is within its bracket."""
-        self._admit(ctx, "plebiscite-dispensed")
+        step = self._admit(ctx, "plebiscite-dispensed")
         if not justification.strip():
             raise InvalidActError("justification", "Art. 1-II's criteria are stated as a justification")
-        net = self._net_areas()
-        judgement = judge_dispensation(ctx.statute, ctx.occurred_on, self.kind, net, areas_km2, names)
-        if not judgement.holds:
-            raise refuse("art-1-I", Listing(judgement.said, "; "), figures=judgement.figures)
-        self._record(self.PlebisciteDispensed, ctx, article="art-1-I", rule_versions=judgement.versions,
+        judgement = judge_dispensation(ctx.statute, ctx.occurred_on, self.kind, self._net_areas(), areas_km2, names)
+        self._record(self.PlebisciteDispensed, ctx, article=step.article, rule_versions=judgement.versions,
                      justification=justification, figures=judgement.figures)
 
+    @judges("art-11")
     def decree_plebiscite(self, ctx: ActContext, *, decree: str,
                           origin_figures: dict[str, dict[str, Any]] | None = None) -> None:
         """Art. 11: once the requirements hold (or the councils approved), the Assembly decrees the plebiscite.
 
         A creation whose requirements were not yet recorded as met is judged now (Art. 4, 5), in the same save.
         """
-        self._admit(ctx, "plebiscite-decreed")
+        step = self._admit(ctx, "plebiscite-decreed")
         if self.kind == "creation" and self.requirements is None:
             if origin_figures is None:
                 raise ActOutOfOrderError("art-11", "the plebiscite is decreed once the Art. 4 requirements are "
                                          "verified; they are not yet")
             self._record_requirements_met(ctx, origin_figures)
-        self._record(self.PlebisciteDecreed, ctx, article="art-11", decree=decree)
+        self._record(self.PlebisciteDecreed, ctx, article=step.article, decree=decree)
 
+    @judges("art-12")
     def schedule_plebiscite(self, ctx: ActContext, *, resolution: str, plebiscite_date: date) -> None:
         """Art. 12: the TRE regulates the plebiscite by resolution and fixes its date."""
-        self._admit(ctx, "plebiscite-scheduled")
+        step = self._admit(ctx, "plebiscite-scheduled")
         if require_date("plebiscite_date", plebiscite_date) < ctx.occurred_on:
             raise InvalidActError("plebiscite_date", "the plebiscite cannot be fixed before its resolution",
                                   article="art-12")
-        self._record(self.PlebisciteScheduled, ctx, article="art-12", resolution=resolution,
+        self._record(self.PlebisciteScheduled, ctx, article=step.article, resolution=resolution,
                      plebiscite_date=plebiscite_date)
 
     def homologate_result(self, ctx: ActContext, calendar: Calendar, *, voted_on: date,
                           populations: dict[str, dict[str, Any]], seat_votes: dict[str, Any] | None = None) -> None:
         """Art. 13, 30 par. ún.: the TRE homologates; favourable only if every population's vote is."""
-        self._admit(ctx, "plebiscite-result-homologated")
-        if not (self.plebiscite["scheduled_for"] <= require_date("voted_on", voted_on) <= ctx.occurred_on):
-            raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and the homologation",
-                                                          scheduled=self.plebiscite["scheduled_for"].isoformat()),
-                                  article="art-13")
-        expected = self.municipalities if self.kind == "fusion" else ["area"]
-        if sorted(populations) != sorted(expected):
-            raise InvalidActError("populations", Sentence(
-                "results are given for %(expected)s",
-                expected=Listing(expected)), article="art-30" if self.kind == "fusion" else "art-13")
-        judgements = {label: judge_plebiscite(ctx.statute, ctx.occurred_on, populations[label], label)
-                      for label in expected}
+        step = self._admit(ctx, "plebiscite-result-homologated")
+        judgements = judge_plebiscite_result(ctx.statute, ctx.occurred_on, populations, kind=self.kind,
+                                             municipalities=self.municipalities,
+                                             scheduled_for=self.plebiscite["scheduled_for"], voted_on=voted_on)
         versions = {k: v for j in judgements.values() for k, v in j.versions.items()}
         favourable = all(j.holds for j in judgements.values())
         reasons = [r for j in judgements.values() for r in j.reasons]  # recorded in English, as decided
-        seat = None
-        if self.kind == "fusion":  # the seat matters only to a fusion the result approves
-            if favourable:
-                seat = _chosen_seat(seat_votes or {})
-            elif len(winners := _most_voted(seat_votes or {})) == 1:
-                seat = winners[0]
-        self._record(self.PlebisciteResultHomologated, ctx, article="art-13", rule_versions=versions,
+        seat = judge_seat(seat_votes or {}, favourable) if self.kind == "fusion" else None
+        self._record(self.PlebisciteResultHomologated, ctx, article=step.article, rule_versions=versions,
                      voted_on=voted_on, populations={k: j.figures for k, j in judgements.items()},
                      favourable=favourable, reasons=reasons, seat=seat)
         self._open_deadline(ctx, calendar, "result-communication")
@@ -141,8 +128,14 @@ class Plebiscite:
         return self.municipalities[0] if giver == self.receiving else self.receiving
 
 
-def _chosen_seat(seat_votes: dict[str, Any]) -> str:
-    """Art. 30 par. ún.: the plebiscite also chooses the seat: the most voted place, without a tie."""
+@judges("art-30-par-unico")
+def judge_seat(seat_votes: dict[str, Any], favourable: bool) -> str | None:
+    """Art. 30 par. ún.: a fusion's plebiscite also chooses the seat: the most voted place, without a tie.
+
+    The seat matters only to a fusion the result approves: then a tie, or no seat vote, is refused; an unfavourable
+    result records the most voted place when one is (None otherwise)."""
+    if not favourable:
+        return winners[0] if len(winners := _most_voted(seat_votes)) == 1 else None
     if not seat_votes:
         raise InvalidActError("seat_votes", "a fusion plebiscite also chooses the seat (Art. 30 par. ún.)",
                               article="art-30")
