@@ -21,6 +21,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.acts import ActContext, ChainedAggregate, refuse, require_date
 from domain.errors import InvalidActError, Listing, Sentence
+from domain.judges import judges
 from domain.names import Toponym, name_fault, normalise_name
 
 FIGURES = ("area_km2", "population", "voters", "revenue", "buildings")
@@ -74,6 +75,40 @@ def _as_of(entry: dict[str, Any]) -> date:
 def _file_figure(m: Municipality, name: str, entry: dict[str, Any]) -> None:
     """A figure's history in date order; an entry of a day already there goes after it (the last recorded wins)."""
     insort_right(m.figures.setdefault(name, []), entry, key=_as_of)
+
+
+@judges("art-38")
+def judge_freeze(municipality: Municipality, day: date, *, opening: bool = False) -> None:
+    """Art. 38: while a case on its territory is open, no district of the municipality is created, changed or ended.
+
+    A district act (a municipal law, Art. 31) dated on a day a freeze covers the municipality is refused, naming the
+    case. An opening that freezes it (`opening`: a creation, dismemberment, incorporation or fusion) is refused when
+    the municipality had ceased by its day, or when a district act already recorded is dated on or after it: the
+    freeze would hold that act, and history would violate Art. 38.
+    """
+    if opening:
+        municipality.require_existing(day, "art-38")
+        inside = [act for act in municipality.district_acts if act["on"] >= day]
+        if inside:
+            act = inside[0]
+            raise refuse("art-38", Sentence(
+                "%(name)s's district %(district)s was changed by %(law)s on %(on)s; a case opened on "
+                "%(occurred_on)s would have frozen it: check the opening date",
+                name=municipality.name, district=act['district'], law=act['law'], on=act['on'].isoformat(),
+                occurred_on=day.isoformat()), district_law=act["law"], district_law_on=act["on"].isoformat())
+        return
+    blocking = municipality.freezes_on(day)
+    if blocking:
+        numbers = ", ".join(f["case_number"] for f in blocking)
+        raise refuse(
+            "art-38",
+            Sentence(
+                "%(name)s is frozen on %(occurred_on)s by case %(numbers)s (opened %(since)s): no district may "
+                "be created, dismembered, merged or extinguished there",
+                name=municipality.name, occurred_on=day.isoformat(), numbers=numbers,
+                since=blocking[0]['since'].isoformat()),
+            blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
+        )
 
 
 class Municipality(ChainedAggregate):
@@ -248,36 +283,10 @@ class Municipality(ChainedAggregate):
             if f["since"] <= day and (f["lifted_on"] is None or day < f["lifted_on"])
         ]
 
-    def require_unfrozen(self, day: date) -> None:
-        """Art. 38: no district act on `day` while a freeze covers the municipality (refused naming the case)."""
-        blocking = self.freezes_on(day)
-        if blocking:
-            numbers = ", ".join(f["case_number"] for f in blocking)
-            raise refuse(
-                "art-38",
-                Sentence(
-                    "%(name)s is frozen on %(occurred_on)s by case %(numbers)s (opened %(since)s): no district may "
-                    "be created, dismembered, merged or extinguished there",
-                    name=self.name, occurred_on=day.isoformat(), numbers=numbers,
-                    since=blocking[0]['since'].isoformat()),
-                blocking_case=blocking[0]["case_number"], blocking_case_id=blocking[0]["case_id"],
-            )
-
     def freeze(self, ctx: ActContext, case_id: str, case_number: str) -> None:
-        """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory.
-
-        A district act already recorded with a legal date on or after the opening would fall inside the
-        freeze: the opening is refused rather than recorded with a date that makes history violate Art. 38.
-        """
-        self.require_existing(ctx, "art-38")
-        inside = [act for act in self.district_acts if act["on"] >= ctx.occurred_on]
-        if inside:
-            act = inside[0]
-            raise refuse("art-38", Sentence(
-                "%(name)s's district %(district)s was changed by %(law)s on %(on)s; a case opened on "
-                "%(occurred_on)s would have frozen it: check the opening date",
-                name=self.name, district=act['district'], law=act['law'], on=act['on'].isoformat(),
-                occurred_on=ctx.occurred_on.isoformat()), district_law=act["law"], district_law_on=act["on"].isoformat())
+        """Art. 38: opening a creation, dismemberment, incorporation or fusion case freezes the territory, as its
+        judge (`judge_freeze`) admits."""
+        judge_freeze(self, ctx.occurred_on, opening=True)
         self._record(self.Frozen, ctx, article="art-38", case_id=case_id, case_number=case_number,
                      since=ctx.occurred_on)
 
@@ -288,43 +297,34 @@ class Municipality(ChainedAggregate):
                          lifted_on=ctx.occurred_on)
 
     def change_district(self, ctx: ActContext, *, create: bool, district: str, case_id: str, law: str) -> None:
-        """Art. 31 and Art. 38: a municipal law creates or suppresses a district, unless a freeze covers it."""
-        article = "art-31"
-        self.require_existing(ctx, article)
-        self.require_unfrozen(ctx.occurred_on)
-        existing = {normalise_name(d): d for d in self.districts}
-        if create and normalise_name(district) in existing:
-            raise refuse("art-32-par-unico", Sentence(
-                "%(name)s already has a district named %(existing)s",
-                name=self.name, existing=existing[normalise_name(district)]))
-        if not create and normalise_name(district) not in existing:
-            raise refuse(article, Sentence(
-                "%(name)s has no district named %(district)s",
-                name=self.name, district=district))
+        """Art. 31: a municipal law creates or suppresses a district, as the law's judge (`judge_district_law`)
+        decided; a suppression records the district as the registry spells it."""
         if create:
-            self._record(self.DistrictCreated, ctx, article=article, district=district, case_id=case_id, law=law)
+            self._record(self.DistrictCreated, ctx, article="art-31", district=district, case_id=case_id, law=law)
         else:
-            self._record(self.DistrictSuppressed, ctx, article=article,
+            existing = {normalise_name(d): d for d in self.districts}
+            self._record(self.DistrictSuppressed, ctx, article="art-31",
                          district=existing[normalise_name(district)], case_id=case_id, law=law)
 
     def change_territory(self, ctx: ActContext, *, article: str, case_id: str, law: str,
                          figures: dict[str, Any], districts: list[str]) -> None:
         """A law moves territory: the new figures in force from the law's date (unknown stay unknown)."""
-        self.require_existing(ctx, article)
+        self.require_existing(ctx.occurred_on, article)
         self._record(self.TerritoryChanged, ctx, article=article, case_id=case_id, law=law,
                      figures=figures, districts=list(districts))
 
     def cease(self, ctx: ActContext, *, article: str, case_id: str, law: str, into: list[str]) -> None:
         """Incorporation, fusion or extinction: the municipality loses its personality by law."""
-        self.require_existing(ctx, article)
+        self.require_existing(ctx.occurred_on, article)
         self._record(self.Ceased, ctx, article=article, case_id=case_id, law=law, into=list(into))
 
     def ceased_by(self, day: date) -> bool:
         """Had the municipality ceased (incorporation, fusion, extinction) by `day`?"""
         return self.ceased is not None and self.ceased["on"] <= day
 
-    def require_existing(self, ctx: ActContext, article: str) -> None:
-        if self.ceased_by(ctx.occurred_on):
+    def require_existing(self, on: date, article: str) -> None:
+        """The municipality has not ceased by `on`: an act on it under `article` is refused otherwise."""
+        if self.ceased_by(on):
             raise refuse(article, Sentence(
                 "%(name)s ceased to exist on %(on)s (%(law)s)",
                 name=self.name, on=self.ceased['on'].isoformat(), law=self.ceased['law']))

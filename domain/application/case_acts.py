@@ -45,7 +45,7 @@ class CaseActs(ApplicationBase):
             for code in case.frozen:
                 registry[code].freeze(ctx, str(case.id), number)
             for m in registry.values():
-                m.require_existing(ctx, case.article_of_opening)
+                m.require_existing(occurred_on, case.article_of_opening)
             acted = Acted(case.id, number, case.version, decided_from=1)
             return acted.stored(self.save(numbering, case, *(registry[code] for code in case.frozen),
                                                 *self._receipts(ctx, acted)))
@@ -183,8 +183,8 @@ class CaseActs(ApplicationBase):
                         seat_origin=seat_origin, limits=limits, comarca=comarca, districts=districts,
                         living_person_declaration=living_person_declaration, ibge_code=ibge_code,
                         reintegration=reintegration,
-                        require_unfrozen=registry[territories[0]].require_unfrozen if c.kind in DISTRICT_KINDS
-                        else None, ceased=self._ceased_by(toponyms, name if c.kind not in DISTRICT_KINDS
+                        district_municipality=registry[territories[0]] if c.kind in DISTRICT_KINDS else None,
+                        ceased=self._ceased_by(toponyms, name if c.kind not in DISTRICT_KINDS
                                                           else c.district, occurred_on, registry),
                         original_shares=original)
             changed = law_effects(ctx, c, registry, self._district_origins(registry[territories[0]])

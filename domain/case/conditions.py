@@ -14,7 +14,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from domain.errors import Listing, Sentence, Term
-from domain.case.kinds import FINDING_ITEMS, PREFECT_BILLS
+from domain.case.kinds import FINDING_ITEMS, PREFECT_BILLS, findings_missing
 from domain.parameters import Statute
 from domain.rules import ART_4_ITEMS
 
@@ -61,24 +61,17 @@ def a_requisition_awaits_receipt(case: Case, statute: Statute, on: date) -> Verd
     return Verdict(bool(waiting), found, {"awaiting": waiting})
 
 
-def _missing_findings(case: Case, items: tuple[str, ...], by_both: str) -> list[str]:
-    missing = [item for item in items if item not in case.findings]
-    missing += [f"{by_both} ({body})" for body in ("pge", "sectma")
-                if by_both in case.findings and body not in case.findings[by_both]]
-    return missing
-
-
 @condition("art-4-findings-complete")
 def art_4_findings_complete(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 4 par. ún.: every Art. 4 finding is recorded, I-VI, VI by both the PGE and the SECTMA."""
-    missing = _missing_findings(case, ART_4_ITEMS, "art-4-VI")
+    missing = findings_missing(case.findings, ART_4_ITEMS, "art-4-VI")
     return Verdict(not missing, _findings_missing(missing), {"missing": missing})
 
 
 @condition("art-31-findings-complete")
 def art_31_findings_complete(case: Case, statute: Statute, on: date) -> Verdict:
     """Art. 31 par. ún., 32: every finding of a district's creation, III by both the PGE and the SECTMA."""
-    missing = _missing_findings(case, FINDING_ITEMS["district_creation"], "art-31-III")
+    missing = findings_missing(case.findings, FINDING_ITEMS["district_creation"], "art-31-III")
     return Verdict(not missing, _findings_missing(missing), {"missing": missing})
 
 

@@ -9,14 +9,98 @@ admissible is the kind's lifecycle (domain.case.admission); what the figures sho
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
-from domain.case.kinds import BOOLEAN_ITEMS, FINDING_ITEMS
+from domain.case.kinds import BOOLEAN_ITEMS, FINDING_ITEMS, findings_missing
 from domain.errors import ActOutOfOrderError, InvalidActError, LegalRuleError, Listing, Sentence, Term
+from domain.judges import judges
+from domain.parameters import Statute
 from domain.rules import ART_4_FIGURES, ART_4_ITEMS, Judgement, amount, judge_figures, whole
+
+Findings = dict[str, dict[str, dict[str, Any]]]
+
+
+@judges("art-4", "art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI")
+def judge_requirements(statute: Statute, on: date, findings: Findings, judgement: Judgement) -> dict[str, bool]:
+    """Art. 4 I-VI: the new municipality meets every requirement, on the findings of the competent bodies.
+
+    Refused citing Art. 4 par. ún. while a finding is missing (VI needs both the PGE's and the SECTMA's), else
+    citing the first item that fails, saying why for each that does. Returns each item's verdict; `judgement`
+    gathers the rule versions used (and Art. 5's, judged next on the same judgement).
+    """
+    missing = findings_missing(findings, ART_4_ITEMS, "art-4-VI")
+    if missing:
+        raise refuse("art-4-par-unico", Sentence("findings missing: %(missing)s", missing=Listing(missing)),
+                     missing=missing)
+    figures = {figure: latest_finding(findings, item)["value"] for item, figure in ART_4_FIGURES.items()}
+    tax = latest_finding(findings, "art-4-III")["state_tax_revenue"]
+    verdicts = judge_figures(statute, on, figures, tax, judgement, Term("the new municipality"))
+    for item in BOOLEAN_ITEMS[:2]:
+        verdicts[item] = all(f["holds"] for f in findings[item].values())
+        if not verdicts[item]:
+            judgement.said.append(Sentence("%(item)s: the finding does not hold", item=item))
+    failed = [item for item, ok in verdicts.items() if not ok]
+    if failed:
+        raise refuse(failed[0], Listing(judgement.said, "; "), verdicts=verdicts)
+    return verdicts
+
+
+@judges("art-5")
+def judge_origins_keep_requirements(statute: Statute, on: date, origins: list[str],
+                                    origin_figures: Mapping[str, dict[str, Any]], findings: Findings,
+                                    judgement: Judgement) -> dict[str, Any]:
+    """Art. 5: each origin's figures minus the area leaving it must still meet Art. 4 I-IV.
+
+    `origin_figures` are each origin's registry figures in force on `on` (None: unknown); the findings say how much
+    of each figure the area takes from each origin (`by_origin`). An unknown figure, or a share no finding gives,
+    is refused rather than guessed; an origin that would lose a requirement is refused saying which. Returns each
+    origin's remainder and verdicts, as the act records them.
+    """
+    tax = latest_finding(findings, "art-4-III")["state_tax_revenue"] if "art-4-III" in findings else None
+    remainders: dict[str, Any] = {}
+    for origin in origins:
+        known = origin_figures.get(origin, {})
+        portions = {figure: portion_of(findings, item, origin) for item, figure in ART_4_FIGURES.items()}
+        left = {figure: _remainder(known.get(figure), portions[figure]) for figure in portions}
+        unknown = [figure for figure, value in left.items() if value is None]
+        unrecorded = [figure for figure in unknown if known.get(figure) is None]
+        if unrecorded:
+            raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the registry; "
+                                         "record it before judging Art. 5",
+                                         unknown=Listing(unrecorded), origin=origin, on=on.isoformat()),
+                         origin=origin, unknown=unrecorded)
+        if unknown:  # the registry knows the origin's figure; no finding says how much of it the area takes
+            items = [item for item, figure in ART_4_FIGURES.items() if figure in unknown]
+            raise refuse("art-5", Sentence("the share of the %(unknown)s of origin %(origin)s that the area takes has "
+                                         "no finding (%(items)s, by origin); record the competent body's finding "
+                                         "before judging Art. 5", unknown=Listing(unknown), origin=origin,
+                                         items=Listing(items)),
+                         origin=origin, unshared=unknown, findings=items)
+        verdicts = judge_figures(statute, on, left, tax, judgement, Sentence("origin %(origin)s would keep", origin=origin))
+        remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
+        if not all(verdicts.values()):
+            raise refuse("art-5", Sentence("creating this municipality would make origin %(origin)s lose the Art. 4 "
+                                         "requirements: %(reasons)s", origin=origin, reasons=Listing(judgement.said, "; ")),
+                         origin=origin, remainder=remainders[origin])
+    return remainders
+
+
+def latest_finding(findings: Findings, item: str) -> dict[str, Any]:
+    """The latest finding of an item (by any of its bodies)."""
+    return max(findings[item].values(), key=lambda f: f["on"])
+
+
+def portion_of(findings: Findings, item: str, origin: str) -> Any:
+    """Art. 5: the share of an Art. 4 figure that leaves `origin` (from the finding's breakdown; None: none)."""
+    if item not in findings:
+        return None
+    value = latest_finding(findings, item)["by_origin"].get(origin)
+    return None if value is None else (Decimal(str(value)) if item == "art-4-III" else int(value))
 
 
 class Instruction:
@@ -117,65 +201,18 @@ class Instruction:
         self._admit(ctx, "requirements-verified")
         self._record_requirements_met(ctx, origin_figures)
 
-    def _record_requirements_met(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]]) -> None:
-        """Judge Art. 4 I-VI and Art. 5; record that they are met, or refuse naming the first that fails."""
+    def _record_requirements_met(self, ctx: ActContext, origin_figures: Mapping[str, dict[str, Any]]) -> None:
+        """Art. 4 I-VI, then Art. 5: record that they are met, or refuse naming the first that fails."""
         judgement = Judgement(holds=True)
-        missing = self._findings_missing()
-        if missing:
-            raise refuse("art-4-par-unico", Sentence("findings missing: %(missing)s", missing=Listing(missing)),
-                         missing=missing)
-        figures = {figure: self._finding(item)["value"] for item, figure in ART_4_FIGURES.items()}
-        tax = self._finding("art-4-III")["state_tax_revenue"]
-        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, Term("the new municipality"))
-        for item in BOOLEAN_ITEMS[:2]:
-            verdicts[item] = all(f["holds"] for f in self.findings[item].values())
-            if not verdicts[item]:
-                judgement.said.append(Sentence("%(item)s: the finding does not hold", item=item))
-        failed = [item for item, ok in verdicts.items() if not ok]
-        if failed:
-            raise refuse(failed[0], Listing(judgement.said, "; "), verdicts=verdicts)
-        remainders = self._art_5_remainders(ctx, origin_figures, judgement)
+        verdicts = judge_requirements(ctx.statute, ctx.occurred_on, self.findings, judgement)
+        remainders = judge_origins_keep_requirements(ctx.statute, ctx.occurred_on, self.municipalities, origin_figures,
+                                                     self.findings, judgement)
         self._record(self.RequirementsVerified, ctx, article="art-5", rule_versions=judgement.versions,
                      verdicts=verdicts, remainders=remainders)
 
     def _findings_missing(self) -> list[str]:
         """Art. 4 par. ún.: the items no finding was recorded for yet (Art. 4-VI needs both PGE's and SECTMA's)."""
-        missing = [item for item in ART_4_ITEMS if item not in self.findings]
-        missing += [f"art-4-VI ({body})" for body in ("pge", "sectma")
-                    if "art-4-VI" in self.findings and body not in self.findings["art-4-VI"]]
-        return missing
-
-    def _art_5_remainders(self, ctx: ActContext, origin_figures: dict[str, dict[str, Any]],
-                          judgement: Judgement, origins: list[str] | None = None) -> dict[str, Any]:
-        """Art. 5: each origin's figures minus the area leaving it must still meet Art. 4 I-IV."""
-        tax = self._finding("art-4-III")["state_tax_revenue"] if "art-4-III" in self.findings else None
-        remainders: dict[str, Any] = {}
-        for origin in origins or self.municipalities:
-            known = origin_figures.get(origin, {})
-            portions = {figure: self._portion(item, origin) for item, figure in ART_4_FIGURES.items()}
-            left = {figure: _remainder(known.get(figure), portions[figure]) for figure in portions}
-            unknown = [figure for figure, value in left.items() if value is None]
-            unrecorded = [figure for figure in unknown if known.get(figure) is None]
-            if unrecorded:
-                raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the registry; "
-                                             "record it before judging Art. 5",
-                                             unknown=Listing(unrecorded), origin=origin, on=ctx.occurred_on.isoformat()),
-                             origin=origin, unknown=unrecorded)
-            if unknown:  # the registry knows the origin's figure; no finding says how much of it the area takes
-                items = [item for item, figure in ART_4_FIGURES.items() if figure in unknown]
-                raise refuse("art-5", Sentence("the share of the %(unknown)s of origin %(origin)s that the area takes has "
-                                             "no finding (%(items)s, by origin); record the competent body's finding "
-                                             "before judging Art. 5", unknown=Listing(unknown), origin=origin,
-                                             items=Listing(items)),
-                             origin=origin, unshared=unknown, findings=items)
-            verdicts = judge_figures(ctx.statute, ctx.occurred_on, left, tax, judgement,
-                                     Sentence("origin %(origin)s would keep", origin=origin))
-            remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
-            if not all(verdicts.values()):
-                raise refuse("art-5", Sentence("creating this municipality would make origin %(origin)s lose the Art. 4 "
-                                             "requirements: %(reasons)s", origin=origin, reasons=Listing(judgement.said, "; ")),
-                             origin=origin, remainder=remainders[origin])
-        return remainders
+        return findings_missing(self.findings, ART_4_ITEMS, "art-4-VI")
 
     def _requisition(self, requisition: str) -> dict[str, Any]:
         if requisition not in self.requisitions:
@@ -185,15 +222,11 @@ class Instruction:
 
     def _finding(self, item: str) -> dict[str, Any]:
         """The latest finding of an item (by any of its bodies)."""
-        return max(self.findings[item].values(), key=lambda f: f["on"])
+        return latest_finding(self.findings, item)
 
     def _portion(self, item: str, origin: str) -> Any:
         """Art. 5: the share of an Art. 4 figure that leaves `origin` (from the finding's breakdown)."""
-        if item not in self.findings:
-            return None
-        finding = self._finding(item)
-        value = finding["by_origin"].get(origin)
-        return None if value is None else (Decimal(str(value)) if item == "art-4-III" else int(value))
+        return portion_of(self.findings, item, origin)
 
     def _finding_value(self, item: str, value: Any, by_origin: dict[str, Any],
                        tax: Any) -> tuple[Any, dict[str, Any], Any]:

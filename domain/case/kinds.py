@@ -7,6 +7,7 @@ act judges and which items a finding or a bill may name.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 from uuid import UUID, uuid5
 
 from domain.registry import REGISTRY_NAMESPACE
@@ -32,6 +33,18 @@ PREFECT_BILLS = {"art-23-I": "budget-proposal", "art-23-II": "administrative-org
                  "art-23-III": "civil-service-regime-bill", "art-23-IV": "staff-framework-bill"}
 INSTALLATION_DEADLINES = ("budget-proposal", "administrative-organization-bill", "civil-service-regime-bill",
                           "staff-framework-bill", "organic-law")
+
+
+#: The two bodies that both find Art. 4-VI and Art. 31-III (Art. 4 par. ún., Art. 32: the PGE and the SECTMA).
+BOTH_BODIES = ("pge", "sectma")
+
+
+def findings_missing(findings: dict[str, dict[str, Any]], items: tuple[str, ...], by_both: str) -> list[str]:
+    """Art. 4 par. ún., Art. 32: the items of `items` no finding was recorded for yet, in their order, then
+    `by_both` (Art. 4-VI, 31-III) for each of its two bodies that has not found it yet (`art-4-VI (pge)`)."""
+    missing = [item for item in items if item not in findings]
+    missing += [f"{by_both} ({body})" for body in BOTH_BODIES if by_both in findings and body not in findings[by_both]]
+    return missing
 
 
 @lru_cache(maxsize=4096)  # a pure function of the number, asked on every act by number: remembered, bounded

@@ -9,22 +9,30 @@ the TRE). When the law is admissible is the kind's lifecycle (domain.case.admiss
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from datetime import date
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
+from domain.case.instruction import judge_origins_keep_requirements, latest_finding
 from domain.case.kinds import (
     ART_5_LAW_KINDS, BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS,
+    findings_missing,
 )
 from domain.case.opening import gate_closed_since
 from domain.errors import InvalidActError, Listing, Sentence, Term
+from domain.judges import judges
 from domain.names import ToponymList, normalise_name
+from domain.parameters import Statute
+from domain.registry import judge_freeze
 from domain.rules import (
     ART_4_FIGURES, Judgement, check_district_law_date, check_name, judge_extinction_request, judge_figures,
 )
+
+if TYPE_CHECKING:
+    from domain.registry import Municipality
 
 
 class Law:
@@ -35,17 +43,16 @@ class Law:
                   seat_origin: str | None = None, limits: str = "", comarca: str = "",
                   districts: list[str] | None = None, living_person_declaration: bool = False,
                   ibge_code: str | None = None, reintegration: dict[str, Any] | None = None,
-                  require_unfrozen: Callable[[date], None] | None = None,
+                  district_municipality: Municipality | None = None,
                   ceased: Collection[str] = (), original_shares: dict[str, Fraction] | None = None) -> None:
         """Art. 17 (state law), Art. 31 (municipal law), Art. 37 (extinction law): the case's law.
 
         Judged here (the order of acts is the lifecycle's): the federal gate (CF art. 18 §4) on the law's date,
         Art. 17's contents and name, Art. 21's legislation, Art. 5 for a creation and a dismemberment (again, on
         the registry's figures on the law's day: another creation's law, or a later figure, may have moved an
-        origin's since its requirements were met), Art. 37 for an extinction;
-        for a district, in this order, its findings (Art. 31 I-III), the law's date (Art. 31-IV), the Art. 38
-        freeze of its municipality on that date (`require_unfrozen`, the registry's) and its name (Art. 32 par.
-        ún.). The application passes the registry's figures, its freeze check, the toponym list and the listed
+        origin's since its requirements were met), Art. 37 for an extinction; for a district, Art. 31
+        (`judge_district_law`, on its municipality's registry entry, `district_municipality`). The application
+        passes the registry's figures and entries, the toponym list and the listed
         municipalities that had ceased by the law's day (`ceased`: a name may be that of a municipality that no
         longer exists, and a fusion's successor that of one of its origins) and, for an extinction, the original
         proportion of the municipality's origins when the registry knows it (`original_shares`) in.
@@ -67,13 +74,11 @@ class Law:
                                        living_person_declaration, not_existing=gone))
             new_municipality = ibge_code or f"new:{self.number}"
             legislation_of = self._legislation_of(seat_origin, origin_figures)
-        elif self.kind == "district_creation":
-            versions.update(self._judge_district_findings(ctx))
-            versions.update(check_district_law_date(ctx.statute, ctx.occurred_on).versions)
-            if require_unfrozen is not None:
-                require_unfrozen(ctx.occurred_on)
-            versions.update(check_name(toponyms or ToponymList.shipped(), self.district or "", "art-32-par-unico",
-                                       living_person_declaration, not_existing=ceased))
+        elif self.kind in DISTRICT_KINDS:
+            versions.update(judge_district_law(
+                ctx.statute, ctx.occurred_on, creation=self.kind == "district_creation", municipality=district_municipality,
+                district=self.district or "", findings=self.findings, toponyms=toponyms or ToponymList.shipped(),
+                living_person_declaration=living_person_declaration, ceased=ceased, law=law))
         elif self.kind == "extinction":
             extinct = self.municipalities[0]
             contents["lost"], extinction_versions, population = self._judge_extinction(
@@ -84,7 +89,8 @@ class Law:
             contents["reintegration"] = _reintegration(reintegration or {}, original_shares, self.municipalities[0])
         if self.kind in ART_5_LAW_KINDS:
             judgement = Judgement(holds=True)
-            contents["art-5"] = self._art_5_remainders(ctx, origin_figures, judgement, origins=self.municipalities)
+            contents["art-5"] = judge_origins_keep_requirements(ctx.statute, ctx.occurred_on, self.municipalities,
+                                                                origin_figures, self.findings, judgement)
             versions.update(judgement.versions)
         self._record(self.LawEnacted, ctx, article=article, rule_versions=versions, law=law, name=name, seat=seat,
                      contents=contents, new_municipality=new_municipality, legislation_of=legislation_of)
@@ -135,26 +141,6 @@ class Law:
                          gate_since=closed_since.isoformat())
         return versions
 
-    def _judge_district_findings(self, ctx: ActContext) -> dict[str, str]:
-        """Art. 31 par. ún. I-III: buildings, population and the boundary description all hold."""
-        judgement = Judgement(holds=True)
-        missing = [item for item in FINDING_ITEMS["district_creation"] if item not in self.findings]
-        missing += [f"art-31-III ({body})" for body in ("pge", "sectma")
-                    if "art-31-III" in self.findings and body not in self.findings["art-31-III"]]
-        if missing:
-            raise refuse("art-32", Sentence("findings missing: %(missing)s", missing=Listing(missing)), missing=missing)
-        for item, parameter_id, what in (("art-31-I", "art-31-I.buildings", Term("buildings")),
-                                         ("art-31-II", "art-31-II.population", Term("inhabitants"))):
-            rule = judgement.use(ctx.statute.in_force(parameter_id, ctx.occurred_on))
-            found = self._finding(item)["value"]
-            if not rule.holds(found):
-                raise refuse(item, Sentence("the district has %(found)s %(what)s; %(comparison)s %(required)s are required",
-                                            found=found, what=what, comparison=rule.comparison_words, required=rule.value),
-                             required=rule.value, found=found)
-        if not all(f["holds"] for f in self.findings["art-31-III"].values()):
-            raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
-        return judgement.versions
-
     def _judge_extinction(self, ctx: ActContext, registry: dict[str, Any]) -> tuple[list[str], dict[str, str],
                                                                                   Any]:
         """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II).
@@ -192,6 +178,55 @@ class Law:
                      valid_signatures=judgement.figures["valid_signatures"],
                      registered_voters=judgement.figures["registered_voters"], holds=judgement.holds,
                      figures=judgement.figures)
+
+
+@judges("art-31", "art-31-I", "art-31-II", "art-31-III")
+def judge_district_law(statute: Statute, on: date, *, creation: bool, municipality: Municipality, district: str,
+                       findings: dict[str, dict[str, Any]], toponyms: ToponymList, living_person_declaration: bool,
+                       ceased: Collection[str], law: str) -> dict[str, str]:
+    """Art. 31: a municipal law creates a district of its municipality (par. ún. I-IV, Art. 32) or suppresses one.
+
+    In this order: for a creation, every finding of Art. 31 par. ún. I-III by the bodies Art. 32 names, each
+    holding (I: buildings, II: inhabitants, III: the boundary description), the law's date (Art. 31-IV), no
+    Art. 38 freeze on that day and the district's name (Art. 32 par. ún.); then, as the registry records the law
+    (which names itself), for either: the municipality still exists, no freeze covers it (Art. 38), and it has
+    no district of that name yet (a creation) or has it (a suppression). Returns the rule versions used.
+    """
+    judgement = Judgement(holds=True)
+    versions: dict[str, str] = {}
+    if creation:
+        missing = findings_missing(findings, FINDING_ITEMS["district_creation"], "art-31-III")
+        if missing:
+            raise refuse("art-32", Sentence("findings missing: %(missing)s", missing=Listing(missing)), missing=missing)
+        for item, parameter_id, what in (("art-31-I", "art-31-I.buildings", Term("buildings")),
+                                         ("art-31-II", "art-31-II.population", Term("inhabitants"))):
+            rule = judgement.use(statute.in_force(parameter_id, on))
+            found = latest_finding(findings, item)["value"]
+            if not rule.holds(found):
+                raise refuse(item, Sentence("the district has %(found)s %(what)s; %(comparison)s %(required)s are required",
+                                            found=found, what=what, comparison=rule.comparison_words, required=rule.value),
+                             required=rule.value, found=found)
+        if not all(f["holds"] for f in findings["art-31-III"].values()):
+            raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
+        versions.update(judgement.versions)
+        versions.update(check_district_law_date(statute, on).versions)
+        judge_freeze(municipality, on)
+        versions.update(check_name(toponyms, district, "art-32-par-unico", living_person_declaration,
+                                   not_existing=ceased))
+    if not (isinstance(law, str) and law.strip()):  # the law is recorded before the registry looks at it
+        raise InvalidActError("law", "is required: the act cites it")
+    municipality.require_existing(on, "art-31")
+    judge_freeze(municipality, on)
+    existing = {normalise_name(d): d for d in municipality.districts}
+    if creation and normalise_name(district) in existing:
+        raise refuse("art-32-par-unico", Sentence(
+            "%(name)s already has a district named %(existing)s",
+            name=municipality.name, existing=existing[normalise_name(district)]))
+    if not creation and normalise_name(district) not in existing:
+        raise refuse("art-31", Sentence(
+            "%(name)s has no district named %(district)s",
+            name=municipality.name, district=district))
+    return versions
 
 
 def _reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None,
