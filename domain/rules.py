@@ -335,6 +335,7 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
 # ---------------------------------------------------------------------------------------- Art. 17, 31-IV, 32
 
 
+@judges("art-17-par-unico", "art-32-par-unico")
 def check_name(toponyms: ToponymList, name: str, article: str, living_person_declaration: bool,
                not_existing: Collection[str] = ()) -> dict[str, str]:
     """Art. 17 par. ún. / Art. 32 par. ún.: not repeating another existing name, not a date, not a living person.

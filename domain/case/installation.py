@@ -8,10 +8,15 @@ When each act is admissible is the kind's lifecycle (domain.case.admission); wha
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import date
+from typing import Any
+
 from domain.acts import ActContext, refuse
 from domain.calendar import Calendar
 from domain.case.kinds import DISTRICT_KINDS, INSTALLATION_DEADLINES, NEW_MUNICIPALITY_KINDS, PREFECT_BILLS
 from domain.errors import ActOutOfOrderError, InvalidActError, Listing, Sentence, Term
+from domain.judges import judges
 from domain.names import normalise_name
 from domain.parameters import Statute
 
@@ -21,25 +26,15 @@ class Installation:
 
     def send_administrator_list(self, ctx: ActContext, *, names: list[str]) -> None:
         """Art. 20: between creation and installation the Governor sends a list of three names."""
-        self._admit(ctx, "administrator-list-sent")
-        size = ctx.statute.in_force("art-20.administrator-list-size", ctx.occurred_on)
-        distinct = list({normalise_name(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
-        if not size.holds(len(distinct)) or len(distinct) != len(names):
-            raise refuse("art-20", Sentence("the list must hold %(comparison)s %(required)s distinct names; %(distinct)s "
-                                            "distinct of %(sent)s were sent", comparison=size.comparison_words,
-                                            required=size.value, distinct=len(distinct), sent=len(names)),
-                         required=size.value, found=len(distinct))
-        self._record(self.AdministratorListSent, ctx, article="art-20", rule_versions={size.id: size.version},
-                     names=distinct)
+        step = self._admit(ctx, "administrator-list-sent")
+        distinct, versions = judge_administrator(ctx.statute, ctx.occurred_on, names)
+        self._record(self.AdministratorListSent, ctx, article=step.article, rule_versions=versions, names=distinct)
 
     def appoint_administrator(self, ctx: ActContext, *, administrator: str) -> None:
         """Art. 20: the Assembly chooses the Administrator from the Governor's list."""
-        self._admit(ctx, "administrator-appointed")
-        chosen = {normalise_name(n): n for n in self.administrator_list}.get(normalise_name(administrator))
-        if chosen is None:
-            raise refuse("art-20", Sentence("%(administrator)r is not on the Governor's list (%(names)s)",
-                                            administrator=administrator, names=Listing(self.administrator_list)))
-        self._record(self.AdministratorAppointed, ctx, article="art-20", administrator=chosen)
+        step = self._admit(ctx, "administrator-appointed")
+        (chosen,), _ = judge_administrator(ctx.statute, ctx.occurred_on, self.administrator_list, chosen=administrator)
+        self._record(self.AdministratorAppointed, ctx, article=step.article, administrator=chosen)
 
     def install(self, ctx: ActContext, calendar: Calendar, *, mayor: str, vice_mayor: str,
                 councillors: list[str]) -> None:
@@ -85,11 +80,9 @@ class Installation:
                 "%(item)r is not one of %(items)s",
                 item=item, items=Listing(PREFECT_BILLS)))
         self._admit(ctx, "prefect-bill-submitted")
-        if item in self.bills:
-            raise ActOutOfOrderError(item, Sentence("the %(item)s bill was already sent on %(on)s", item=item,
-                                                    on=self.bills[item]["on"].isoformat()))
+        deadline = judge_prefect_bill(self.bills, item)
         self._record(self.PrefectBillSubmitted, ctx, article=item, item=item, bill=bill)
-        self._close_deadline(ctx, PREFECT_BILLS[item], "prefect-bill-submitted")
+        self._close_deadline(ctx, deadline, "prefect-bill-submitted")
         self._conclude_if_done(ctx)
 
     def promulgate_organic_law(self, ctx: ActContext, *, organic_law: str) -> None:
@@ -107,16 +100,9 @@ class Installation:
 
     def send_communication(self, ctx: ActContext, *, subject: str, recipient: str, document: str) -> None:
         """Art. 40: the creation and the installation are communicated to the Union, State, origin, IBGE, EBCT."""
-        self._admit(ctx, "district-communication-sent" if self.kind in DISTRICT_KINDS else "communication-sent")
-        expected = self.communications_due(ctx)
-        if f"{subject}:{recipient}" not in expected:
-            raise InvalidActError("recipient", Sentence(
-                "%(subject)s:%(recipient)s is not an Art. 40 communication of this case at this point (%(due)s)",
-                subject=subject, recipient=recipient, due=Listing(expected) or Term("none due")), article="art-40")
-        if f"{subject}:{recipient}" in self.communications:
-            raise ActOutOfOrderError("art-40", Sentence("the %(subject)s was already communicated to %(recipient)s",
-                                                        subject=subject, recipient=recipient))
-        self._record(self.CommunicationSent, ctx, article="art-40", subject=subject, recipient=recipient,
+        step = self._admit(ctx, "district-communication-sent" if self.kind in DISTRICT_KINDS else "communication-sent")
+        judge_communication(self.communications_due(ctx), self.communications, subject, recipient)
+        self._record(self.CommunicationSent, ctx, article=step.article, subject=subject, recipient=recipient,
                      document=document)
         self._conclude_if_done(ctx)
 
@@ -145,3 +131,59 @@ class Installation:
             raise InvalidActError("origin", Sentence(
                 "%(origin)s is not an origin municipality of this case",
                 origin=origin))
+
+
+@judges("art-20")
+def judge_administrator(statute: Statute, on: date, names: list[str],
+                        chosen: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """Art. 20: between the law and the installation the Governor lists three names and the Assembly chooses one.
+
+    Without `chosen`, the Governor's list `names`: refused unless it holds the statute's number of distinct names
+    (accents and case aside); returns them, each as first written, with the rule version. With `chosen`, the
+    Assembly's choice among `names` (the list sent): refused when it is not on it; returns it as the list spells it.
+    """
+    if chosen is not None:
+        found = {normalise_name(n): n for n in names}.get(normalise_name(chosen))
+        if found is None:
+            raise refuse("art-20", Sentence("%(administrator)r is not on the Governor's list (%(names)s)",
+                                            administrator=chosen, names=Listing(names)))
+        return [found], {}
+    size = statute.in_force("art-20.administrator-list-size", on)
+    distinct = list({normalise_name(n): n.strip() for n in reversed(names) if n.strip()}.values())[::-1]
+    if not size.holds(len(distinct)) or len(distinct) != len(names):
+        raise refuse("art-20", Sentence("the list must hold %(comparison)s %(required)s distinct names; %(distinct)s "
+                                        "distinct of %(sent)s were sent", comparison=size.comparison_words,
+                                        required=size.value, distinct=len(distinct), sent=len(names)),
+                     required=size.value, found=len(distinct))
+    return distinct, {size.id: size.version}
+
+
+@judges("art-23", "art-23-I", "art-23-II", "art-23-III", "art-23-IV")
+def judge_prefect_bill(bills: dict[str, dict[str, Any]], item: str) -> str:
+    """Art. 23 I-IV: once installed, the Mayor sends the Câmara each of four bills, each once.
+
+    `item` is one of the four, as the act's field was checked (the budget proposal, the administrative
+    organisation, the civil-service regime, the staff framework); a bill already sent is refused citing its item.
+    The lifecycle admits the act after the installation and no longer once every bill was sent (its condition
+    `art-23-bills-sent`). Returns the deadline the bill closes.
+    """
+    if item in bills:
+        raise ActOutOfOrderError(item, Sentence("the %(item)s bill was already sent on %(on)s", item=item,
+                                                on=bills[item]["on"].isoformat()))
+    return PREFECT_BILLS[item]
+
+
+@judges("art-40")
+def judge_communication(due: list[str], sent: Collection[str], subject: str, recipient: str) -> None:
+    """Art. 40: the creation, then the installation, are communicated to each recipient the statute names, once.
+
+    `due` is the checklist as it stands (`subject:recipient` for each act already done, `communications_due`),
+    `sent` what was communicated; anything else is refused.
+    """
+    if f"{subject}:{recipient}" not in due:
+        raise InvalidActError("recipient", Sentence(
+            "%(subject)s:%(recipient)s is not an Art. 40 communication of this case at this point (%(due)s)",
+            subject=subject, recipient=recipient, due=Listing(due) or Term("none due")), article="art-40")
+    if f"{subject}:{recipient}" in sent:
+        raise ActOutOfOrderError("art-40", Sentence("the %(subject)s was already communicated to %(recipient)s",
+                                                    subject=subject, recipient=recipient))

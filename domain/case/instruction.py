@@ -90,6 +90,37 @@ def judge_origins_keep_requirements(statute: Statute, on: date, origins: list[st
     return remainders
 
 
+@judges("art-4-par-unico", "art-32")
+def judge_finding(ctx: ActContext, kind: str, item: str, article: str, document: str) -> dict[str, str]:
+    """Art. 4 par. ún., Art. 32: a finding is of an item of the case's kind, recorded by the body named for it.
+
+    The bodies are statute data (`competence.finding`; Art. 4-VI and 31-III by both the PGE and the SECTMA); an
+    incompetent body is refused citing `article`, the lifecycle step's (Art. 4 par. ún. for a municipality,
+    Art. 32 for a district), not the competence table's own. A finding cites its document. Returns the rule
+    version used. (That every finding is in before a judgement is each judgement's: Art. 4's, Art. 31's.)"""
+    allowed = FINDING_ITEMS.get(kind, ())
+    if item not in allowed:
+        raise InvalidActError("item", Sentence("%(item)r is not a finding of a %(kind)s case (%(allowed)s)", item=item,
+                                                kind=Term(kind), allowed=Listing(allowed)))
+    competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
+    ctx.require_role(competence.value[item], article, f"the {item} finding")
+    if not document.strip():
+        raise InvalidActError("document", "a finding cites its document")
+    return {competence.id: competence.version}
+
+
+@judges("art-10")
+def judge_receipt(requisition: dict[str, Any], name: str, role: str) -> None:
+    """Art. 10: a requisition's receipt, which starts its body's days to answer, is recorded once, by the Mesa
+    that issued it or by the body it was sent to."""
+    if requisition["received_on"] is not None:
+        raise ActOutOfOrderError("art-10", Sentence("requisition %(requisition)s was received on %(on)s",
+                                                    requisition=name, on=str(requisition["received_on"])))
+    if role not in ("assembly-mesa", requisition["body"]):
+        raise refuse("art-10", Sentence("the receipt of %(requisition)s is recorded by the Mesa or by %(body)s",
+                                        requisition=name, body=requisition["body"]))
+
+
 def latest_finding(findings: Findings, item: str) -> dict[str, Any]:
     """The latest finding of an item (by any of its bodies)."""
     return max(findings[item].values(), key=lambda f: f["on"])
@@ -108,28 +139,23 @@ class Instruction:
 
     def issue_requisition(self, ctx: ActContext, *, body: str, items: list[str]) -> str:
         """Art. 10: for a voters' initiative, the Mesa requisitions information from a competent body."""
-        self._admit(ctx, "requisition-issued")
+        step = self._admit(ctx, "requisition-issued")
         competence = ctx.statute.in_force("competence.finding", ctx.occurred_on).value
         bodies = {b for roles in competence.values() for b in roles}
         if body not in bodies:
             raise InvalidActError("body", Sentence("%(body)r is not a competent body (%(bodies)s)", body=body,
                                                     bodies=Listing(sorted(bodies))))
         requisition = f"R{len(self.requisitions) + 1}"
-        self._record(self.RequisitionIssued, ctx, article="art-10", requisition=requisition, body=body,
+        self._record(self.RequisitionIssued, ctx, article=step.article, requisition=requisition, body=body,
                      items=list(items))
         return requisition
 
     def receive_requisition(self, ctx: ActContext, calendar: Calendar, *, requisition: str) -> None:
         """Art. 10: the body's receipt of the requisition opens the 30-day answer deadline."""
-        self._admit(ctx, "requisition-received")
+        step = self._admit(ctx, "requisition-received")
         entry = self._requisition(requisition)
-        if entry["received_on"] is not None:
-            raise ActOutOfOrderError("art-10", Sentence("requisition %(requisition)s was received on %(on)s",
-                                                        requisition=requisition, on=str(entry["received_on"])))
-        if ctx.actor.role not in ("assembly-mesa", entry["body"]):
-            raise refuse("art-10", Sentence("the receipt of %(requisition)s is recorded by the Mesa or by %(body)s",
-                                            requisition=requisition, body=entry["body"]))
-        self._record(self.RequisitionReceived, ctx, article="art-10", requisition=requisition)
+        judge_receipt(entry, requisition, ctx.actor.role)
+        self._record(self.RequisitionReceived, ctx, article=step.article, requisition=requisition)
         key = f"requisition-answer:{requisition}"
         self._open_deadline(ctx, calendar, "requisition-answer", key=key, who=entry["body"])
         # The body's findings answer its requisitions: one it recorded since the requisition was issued (before this
@@ -140,11 +166,11 @@ class Instruction:
 
     def refuse_requisition(self, ctx: ActContext, *, requisition: str, reason: str) -> None:
         """Art. 10 §1: no authority may refuse; a refusal is recorded as a breach and the deadline stays open."""
-        self._admit(ctx, "requisition-refused")
+        step = self._admit(ctx, "requisition-refused")
         entry = self._requisition(requisition)
         if not reason.strip():
             raise InvalidActError("reason", "the refusal's terms are required")
-        self._record(self.RequisitionRefused, ctx, article="art-10", requisition=requisition,
+        self._record(self.RequisitionRefused, ctx, article=step.article, requisition=requisition,
                      body=entry["body"], reason=reason)
 
     def record_finding(self, ctx: ActContext, *, item: str, value: Any, document: str,
@@ -157,17 +183,7 @@ class Instruction:
         verification or the plebiscite decree judges them later and says what fails.
         """
         step = self._admit(ctx, "finding-recorded")  # its competence is judged by item, below
-        allowed = FINDING_ITEMS.get(self.kind, ())
-        if item not in allowed:
-            raise InvalidActError("item", Sentence("%(item)r is not a finding of a %(kind)s case (%(allowed)s)", item=item,
-                                                    kind=Term(self.kind), allowed=Listing(allowed)))
-        competence = ctx.statute.in_force("competence.finding", ctx.occurred_on)
-        # The refusal cites the article that gives this kind's findings to their bodies, the lifecycle step's
-        # (Art. 4 par. ún. for a municipality, Art. 32 for a district), not the competence table's own.
-        ctx.require_role(competence.value[item], step.article, f"the {item} finding")
-        if not document.strip():
-            raise InvalidActError("document", "a finding cites its document")
-        versions = {competence.id: competence.version}
+        versions = judge_finding(ctx, self.kind, item, step.article, document)
         value, by_origin, tax = self._finding_value(item, value, by_origin or {}, state_tax_revenue)
         holds = bool(value) if item in BOOLEAN_ITEMS else None
         self._record(self.FindingRecorded, ctx, article=item, rule_versions=versions, item=item,

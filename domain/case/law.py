@@ -21,7 +21,7 @@ from domain.case.kinds import (
     ART_5_LAW_KINDS, BOOLEAN_ITEMS, DISTRICT_KINDS, FINDING_ITEMS, MUNICIPAL_KINDS, NEW_MUNICIPALITY_KINDS,
     findings_missing,
 )
-from domain.case.opening import gate_closed_since
+from domain.case.opening import judge_federal_gate
 from domain.errors import InvalidActError, Listing, Sentence, Term
 from domain.judges import judges
 from domain.names import ToponymList, normalise_name
@@ -65,15 +65,15 @@ class Law:
         new_municipality = None
         seat = None
         if self.kind in MUNICIPAL_KINDS:
-            versions.update(self._judge_federal_gate(ctx))
+            versions.update(judge_federal_gate(ctx.statute, self.kind, ctx.occurred_on))
         if self.kind in NEW_MUNICIPALITY_KINDS:
             seat = self.result["seat"] if self.kind == "fusion" else name
-            self._judge_law_contents(name, seat, limits, comarca, districts)
+            judge_law_contents(name, seat, limits, comarca, districts)
             gone = {*ceased, *(self.municipalities if self.kind == "fusion" else ())}
             versions.update(check_name(toponyms or ToponymList.shipped(), name or "", "art-17-par-unico",
                                        living_person_declaration, not_existing=gone))
             new_municipality = ibge_code or f"new:{self.number}"
-            legislation_of = self._legislation_of(seat_origin, origin_figures)
+            legislation_of = judge_legislation(self.kind, self.municipalities, seat_origin, origin_figures)
         elif self.kind in DISTRICT_KINDS:
             versions.update(judge_district_law(
                 ctx.statute, ctx.occurred_on, creation=self.kind == "district_creation", municipality=district_municipality,
@@ -81,12 +81,12 @@ class Law:
                 living_person_declaration=living_person_declaration, ceased=ceased, law=law))
         elif self.kind == "extinction":
             extinct = self.municipalities[0]
-            contents["lost"], extinction_versions, population = self._judge_extinction(
-                ctx, origin_figures.get(extinct) or {})
+            contents["lost"], extinction_versions, population = judge_extinction(
+                ctx.statute, ctx.occurred_on, self.extinction_request, self.findings, origin_figures.get(extinct) or {})
             if population is not None:
                 contents["registry_population"] = population
             versions.update(extinction_versions)
-            contents["reintegration"] = _reintegration(reintegration or {}, original_shares, self.municipalities[0])
+            contents["reintegration"] = judge_reintegration(reintegration or {}, original_shares, extinct)
         if self.kind in ART_5_LAW_KINDS:
             judgement = Judgement(holds=True)
             contents["art-5"] = judge_origins_keep_requirements(ctx.statute, ctx.occurred_on, self.municipalities,
@@ -99,85 +99,85 @@ class Law:
                 self._open_deadline(ctx, calendar, "personnel-documents", key=f"personnel-documents:{origin}",
                                     who="origin-municipality", municipality=origin)
 
-    def _judge_law_contents(self, name: str | None, seat: str | None, limits: str, comarca: str,
-                            districts: list[str] | None) -> None:
-        """Art. 17 I-IV: the law names the municipality after its seat, gives limits, comarca and districts."""
-        if not (name or "").strip():
-            raise refuse("art-17-I", "the law names the new municipality")
-        if seat and normalise_name(seat) != normalise_name(name or ""):
-            raise refuse("art-17-I", Sentence("the name must be that of the seat (%(seat)s), not %(name)s", seat=seat,
-                                              name=name))
-        if not limits.strip():
-            raise refuse("art-17-II", "the law states the municipality's limits")
-        if not comarca.strip():
-            raise refuse("art-17-III", "the law states the comarca it belongs to")
-        if not districts:
-            raise refuse("art-17-IV", "the law lists the districts with their boundaries")
-
-    def _legislation_of(self, seat_origin: str | None, origin_figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        """Art. 21: the seat's origin's legislation (creation), or the largest-revenue origin's (fusion)."""
-        if self.kind == "creation":
-            origin = seat_origin or (self.municipalities[0] if len(self.municipalities) == 1 else None)
-            if origin not in self.municipalities:
-                raise InvalidActError("seat_origin", Sentence("name the origin municipality of the seat (%(origins)s)",
-                                                              origins=Listing(self.municipalities)))
-            return {"municipality": origin, "article": "art-21-I"}
-        revenues = {code: origin_figures.get(code, {}).get("revenue") for code in self.municipalities}
-        unknown = [code for code, value in revenues.items() if value is None]
-        if unknown:
-            return {"municipality": None, "article": "art-21-II",
-                    "note": f"revenue unknown in the registry for {', '.join(unknown)}"}
-        return {"municipality": max(revenues, key=lambda code: revenues[code]), "article": "art-21-II",
-                "revenues": {code: str(value) for code, value in revenues.items()}}
-
-    def _judge_federal_gate(self, ctx: ActContext) -> dict[str, str]:
-        """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law."""
-        closed_since, versions = gate_closed_since(ctx.statute, self.kind, ctx.occurred_on)
-        if closed_since is not None:
-            raise refuse("cf-art-18-par-4", Sentence(
-                "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on %(on)s "
-                "(EC 15/1996; STF ADPF 819)", since=closed_since.isoformat(), kind=Term(self.kind),
-                on=ctx.occurred_on.isoformat()),
-                         gate_since=closed_since.isoformat())
-        return versions
-
-    def _judge_extinction(self, ctx: ActContext, registry: dict[str, Any]) -> tuple[list[str], dict[str, str],
-                                                                                  Any]:
-        """Art. 37: both the loss of the Art. 4 requirements (I) and the two-thirds request (II).
-
-        A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
-        loss"). Art. 4-II compares the TRE's voters with the population: the IBGE's finding in the case, or else
-        the registry's population in force on the law's day (`registry`, the municipality's figures then),
-        which is returned so that the law records what it was judged on (None when the finding gave it)."""
-        if self.extinction_request is None or not self.extinction_request["holds"]:
-            if self.extinction_request is None:
-                raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified by the TRE")
-            raise refuse("art-37-II", Sentence("the request of two thirds of the registered voters is not certified by "
-                                               "the TRE (%(figures)s)", figures=str(self.extinction_request["figures"])))
-        judgement = Judgement(holds=True)
-        figures = {figure: self._finding(item)["value"] if item in self.findings else None
-                   for item, figure in ART_4_FIGURES.items()}
-        registry_population = None
-        if figures["population"] is None and "art-4-II" in self.findings:
-            figures["population"] = registry_population = registry.get("population")
-        tax = self._finding("art-4-III")["state_tax_revenue"] if "art-4-III" in self.findings else None
-        verdicts = judge_figures(ctx.statute, ctx.occurred_on, figures, tax, judgement, "the municipality")
-        found = set(self.findings) - ({"art-4-II"} if figures["population"] is None else set())
-        lost = [item for item, ok in verdicts.items() if item in found and not ok]
-        lost += [item for item in BOOLEAN_ITEMS[:2] if item in self.findings
-                 and any(f["holds"] is False for f in self.findings[item].values())]
-        if not lost:
-            raise refuse("art-37-I", "no finding shows the loss of an Art. 4 requirement")
-        return lost, judgement.versions, registry_population if "art-4-II" in lost else None
-
     def certify_extinction_request(self, ctx: ActContext, *, valid_signatures: Any, registered_voters: Any) -> None:
         """Art. 37-II: the TRE certifies the request's valid signatures against the registered voters."""
-        self._admit(ctx, "request-signatures-certified")
+        step = self._admit(ctx, "request-signatures-certified")
         judgement = judge_extinction_request(ctx.statute, ctx.occurred_on, valid_signatures, registered_voters)
-        self._record(self.ExtinctionRequestCertified, ctx, article="art-37-II", rule_versions=judgement.versions,
+        self._record(self.ExtinctionRequestCertified, ctx, article=step.article, rule_versions=judgement.versions,
                      valid_signatures=judgement.figures["valid_signatures"],
                      registered_voters=judgement.figures["registered_voters"], holds=judgement.holds,
                      figures=judgement.figures)
+
+
+@judges("art-17", "art-17-I", "art-17-II", "art-17-III", "art-17-IV")
+def judge_law_contents(name: str | None, seat: str | None, limits: str, comarca: str,
+                       districts: list[str] | None) -> None:
+    """Art. 17 I-IV: the law names the municipality after its seat, gives limits, comarca and districts."""
+    if not (name or "").strip():
+        raise refuse("art-17-I", "the law names the new municipality")
+    if seat and normalise_name(seat) != normalise_name(name or ""):
+        raise refuse("art-17-I", Sentence("the name must be that of the seat (%(seat)s), not %(name)s", seat=seat,
+                                          name=name))
+    if not limits.strip():
+        raise refuse("art-17-II", "the law states the municipality's limits")
+    if not comarca.strip():
+        raise refuse("art-17-III", "the law states the comarca it belongs to")
+    if not districts:
+        raise refuse("art-17-IV", "the law lists the districts with their boundaries")
+
+
+@judges("art-21", "art-21-I", "art-21-II")
+def judge_legislation(kind: str, origins: list[str], seat_origin: str | None,
+                      origin_figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Art. 21: the seat's origin's legislation (creation, I), or the largest-revenue origin's (fusion, II).
+
+    A fusion whose origins' revenue the registry does not know names none, saying why."""
+    if kind == "creation":
+        origin = seat_origin or (origins[0] if len(origins) == 1 else None)
+        if origin not in origins:
+            raise InvalidActError("seat_origin", Sentence("name the origin municipality of the seat (%(origins)s)",
+                                                          origins=Listing(origins)))
+        return {"municipality": origin, "article": "art-21-I"}
+    revenues = {code: origin_figures.get(code, {}).get("revenue") for code in origins}
+    unknown = [code for code, value in revenues.items() if value is None]
+    if unknown:
+        return {"municipality": None, "article": "art-21-II",
+                "note": f"revenue unknown in the registry for {', '.join(unknown)}"}
+    return {"municipality": max(revenues, key=lambda code: revenues[code]), "article": "art-21-II",
+            "revenues": {code: str(value) for code, value in revenues.items()}}
+
+
+@judges("art-37", "art-37-I")
+def judge_extinction(statute: Statute, on: date, request: dict[str, Any] | None, findings: dict[str, dict[str, Any]],
+                     registry: dict[str, Any]) -> tuple[list[str], dict[str, str], Any]:
+    """Art. 37: a municipality is extinguished only on both the loss of Art. 4's requirements (I) and the request
+    of two thirds of its voters (II, as the TRE certified it: `request`).
+
+    A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
+    loss"). Art. 4-II compares the TRE's voters with the population: the IBGE's finding in the case, or else
+    the registry's population in force on the law's day (`registry`, the municipality's figures then),
+    which is returned so that the law records what it was judged on (None when the finding gave it). Returns
+    the items lost, the rule versions used and that population."""
+    if request is None or not request["holds"]:
+        if request is None:
+            raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified by the TRE")
+        raise refuse("art-37-II", Sentence("the request of two thirds of the registered voters is not certified by "
+                                           "the TRE (%(figures)s)", figures=str(request["figures"])))
+    judgement = Judgement(holds=True)
+    figures = {figure: latest_finding(findings, item)["value"] if item in findings else None
+               for item, figure in ART_4_FIGURES.items()}
+    registry_population = None
+    if figures["population"] is None and "art-4-II" in findings:
+        figures["population"] = registry_population = registry.get("population")
+    tax = latest_finding(findings, "art-4-III")["state_tax_revenue"] if "art-4-III" in findings else None
+    verdicts = judge_figures(statute, on, figures, tax, judgement, "the municipality")
+    found = set(findings) - ({"art-4-II"} if figures["population"] is None else set())
+    lost = [item for item, ok in verdicts.items() if item in found and not ok]
+    lost += [item for item in BOOLEAN_ITEMS[:2] if item in findings
+             and any(f["holds"] is False for f in findings[item].values())]
+    if not lost:
+        raise refuse("art-37-I", "no finding shows the loss of an Art. 4 requirement")
+    return lost, judgement.versions, registry_population if "art-4-II" in lost else None
 
 
 @judges("art-31", "art-31-I", "art-31-II", "art-31-III")
@@ -229,8 +229,9 @@ def judge_district_law(statute: Statute, on: date, *, creation: bool, municipali
     return versions
 
 
-def _reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None,
-                   extinct: str | None = None) -> dict[str, str]:
+@judges("art-37-par-unico")
+def judge_reintegration(shares: dict[str, Any], original: dict[str, Fraction] | None = None,
+                        extinct: str | None = None) -> dict[str, str]:
     """Art. 37 par. ún.: the territory returns to its origin(s) in the original proportion (shares add to 1).
 
     When the registry knows the municipality's origins and their proportion (`original`: it was created by a case

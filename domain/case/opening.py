@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from domain.acts import ActContext, refuse, require_legal_date
 from domain.case.kinds import DISTRICT_KINDS, KINDS, MUNICIPAL_KINDS, case_id_for
 from domain.errors import InvalidActError, Listing, Sentence, Term
+from domain.judges import judges
 from domain.lifecycle import lifecycle_of
 from domain.rules import ART_4_ITEMS, amount, check_signatures
 
@@ -60,24 +61,14 @@ class Opening:
         else:
             ctx.require_competent(opening.act, article)
             initiator = {"governor": "governor", "deputy": "deputy"}.get(ctx.actor.role, "voters")
-            _check_territories(kind, municipalities, receiving, areas)
+            judge_territories(kind, municipalities, receiving, areas)
             if initiator == "voters":
                 area_keys = [_area_key(a) for a in areas] or municipalities
                 signatures = _signatures_by_area(signatures, area_keys)
                 versions.update(check_signatures(statute, day, signatures, area_keys).versions)
             elif signatures:
                 raise InvalidActError("signatures", "signatures accompany a voters' representation only (Art. 8)")
-            unknown = [key for key in documents if key not in ART_4_ITEMS]
-            if unknown:
-                raise InvalidActError(f"documents.{unknown[0]}", Sentence(
-                    "is not an item of Art. 4; the documents are keyed by its items: %(items)s",
-                    items=", ".join(ART_4_ITEMS)), article="art-9")
-            if initiator != "voters" and kind == "creation":
-                missing = [item for item in ART_4_ITEMS if not str(documents.get(item, "")).strip()]
-                if missing:
-                    raise refuse("art-9", Sentence("a %(initiator)s's initiative must come with the Art. 4 documents; "
-                                                   "missing: %(missing)s", initiator=Term(initiator), missing=Listing(missing)),
-                                 missing=missing)
+            judge_documents(kind, initiator, documents)
         closed_since, gate_versions = gate_closed_since(statute, kind, day)
         versions.update(gate_versions)
         impediments = [] if closed_since is None else [dict(GATE_IMPEDIMENT)]
@@ -153,9 +144,33 @@ def _clean_area(area: dict[str, Any]) -> dict[str, Any]:
             "description": str(area.get("description", ""))}
 
 
-def _check_territories(kind: str, municipalities: list[str], receiving: str | None,
-                       areas: list[dict[str, Any]]) -> None:
-    """Art. 1 §1-4: which municipalities each kind of case concerns."""
+@judges("art-9")
+def judge_documents(kind: str, initiator: str, documents: dict[str, str]) -> None:
+    """Art. 9: the Governor's or a Deputy's initiative for a creation comes with the Art. 4 documents.
+
+    Documents are keyed by the items of Art. 4 (any other key is refused); a creation not opened by voters
+    must give one for every item."""
+    unknown = [key for key in documents if key not in ART_4_ITEMS]
+    if unknown:
+        raise InvalidActError(f"documents.{unknown[0]}", Sentence(
+            "is not an item of Art. 4; the documents are keyed by its items: %(items)s",
+            items=", ".join(ART_4_ITEMS)), article="art-9")
+    if initiator != "voters" and kind == "creation":
+        missing = [item for item in ART_4_ITEMS if not str(documents.get(item, "")).strip()]
+        if missing:
+            raise refuse("art-9", Sentence("a %(initiator)s's initiative must come with the Art. 4 documents; "
+                                           "missing: %(missing)s", initiator=Term(initiator), missing=Listing(missing)),
+                         missing=missing)
+
+
+@judges("art-1")
+def judge_territories(kind: str, municipalities: list[str], receiving: str | None,
+                      areas: list[dict[str, Any]]) -> None:
+    """Art. 1 §1-4: which municipalities each kind of case concerns, and the areas it takes from them.
+
+    A fusion joins two or more; an incorporation and a dismemberment name one origin and a different receiving
+    municipality (no other kind names one); a creation and a dismemberment describe the area taken from each
+    origin (a dismemberment may also take a parcel of the receiving municipality in exchange, Art. 1-III)."""
     if not municipalities:
         raise InvalidActError("municipalities", "name the origin municipality or municipalities")
     if kind == "fusion" and len(municipalities) < 2:
@@ -184,6 +199,23 @@ def _check_territories(kind: str, municipalities: list[str], receiving: str | No
         if not any(str(area.get("municipality")) in municipalities for area in areas):
             raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from its origin",
                                                   kind=Term(kind)))
+
+
+@judges("cf-art-18-par-4")
+def judge_federal_gate(statute: Statute, kind: str, on: date) -> dict[str, str]:
+    """CF art. 18 §4: while no federal period is open, no creation/incorporation/fusion/dismemberment law.
+
+    Since the amendment of 1996 such a law needs the period a federal complementary law sets; while none is open,
+    it is refused, saying since when. Returns the rule versions used. (A case of a gated kind shows the gate as an
+    impediment on every day it is closed: `Opening.impediments_on`, from `gate_closed_since`.)"""
+    closed_since, versions = gate_closed_since(statute, kind, on)
+    if closed_since is not None:
+        raise refuse("cf-art-18-par-4", Sentence(
+            "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on %(on)s "
+            "(EC 15/1996; STF ADPF 819)", since=closed_since.isoformat(), kind=Term(kind),
+            on=on.isoformat()),
+                     gate_since=closed_since.isoformat())
+    return versions
 
 
 def gate_closed_since(statute: Statute, kind: str, day: date) -> tuple[date | None, dict[str, str]]:
