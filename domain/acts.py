@@ -242,5 +242,5 @@ def require_legal_date(ctx: ActContext, not_before: date | None,
 
 
 def refuse(article: str, message: str, **figures: Any) -> LegalRuleError:
-    """Build the refusal to raise: `raise refuse("art-13", "...")`."""
+    """Build the refusal to raise: `raise refuse(article, message)`, the article by its id (`art-13`)."""
     return LegalRuleError(article, message, **figures)

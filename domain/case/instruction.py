@@ -111,8 +111,9 @@ def judge_finding(ctx: ActContext, kind: str, item: str, article: str, document:
 
 @judges("art-10")
 def judge_receipt(requisition: dict[str, Any], name: str, role: str) -> None:
-    """Art. 10: a requisition's receipt, which starts its body's days to answer, is recorded once, by the Mesa
-    that issued it or by the body it was sent to."""
+    """Art. 10: a requisition's receipt is recorded once, by the Mesa that issued it or by the body it went to.
+
+    The receipt starts the body's days to answer (`deadline.requisition-answer`), so it is never recorded twice."""
     if requisition["received_on"] is not None:
         raise ActOutOfOrderError("art-10", Sentence("requisition %(requisition)s was received on %(on)s",
                                                     requisition=name, on=str(requisition["received_on"])))

@@ -150,10 +150,9 @@ def judge_legislation(kind: str, origins: list[str], seat_origin: str | None,
 @judges("art-37", "art-37-I")
 def judge_extinction(statute: Statute, on: date, request: dict[str, Any] | None, findings: dict[str, dict[str, Any]],
                      registry: dict[str, Any]) -> tuple[list[str], dict[str, str], Any]:
-    """Art. 37: a municipality is extinguished only on both the loss of Art. 4's requirements (I) and the request
-    of two thirds of its voters (II, as the TRE certified it: `request`).
+    """Art. 37: extinction needs both the loss of an Art. 4 requirement (I) and two thirds of the voters (II).
 
-    A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
+    The request of II is as the TRE certified it (`request`, Art. 37-II's judgement, recorded). A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
     loss"). Art. 4-II compares the TRE's voters with the population: the IBGE's finding in the case, or else
     the registry's population in force on the law's day (`registry`, the municipality's figures then),
     which is returned so that the law records what it was judged on (None when the finding gave it). Returns
