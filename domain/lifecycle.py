@@ -1,9 +1,11 @@
 """Art. 1, 8-40 (order of acts): each case kind's lifecycle as dated, cited statute data, its model and its checks.
 
 The data lives in `domain/statute/lifecycles.toml`, loaded with the statute's other parameters: `lifecycle.<kind>`
-(one per case kind, a later version superseding from its own `effective_from`) and `lifecycle.acts` (the catalogue
-of acts: label, article, the Case event that records it). This module reads and validates that data; the case
-(`domain.case.admission`) enforces it and says what may come next, `domain.lifecycle_diagrams` draws it.
+(one per case kind, a later version superseding from its own `effective_from`), `lifecycle.acts` (the catalogue
+of acts: label, article, the Case event that records it) and `lifecycle.steps` (the steps several kinds take alike,
+written once, which a kind's step names by `uses`). This module reads and validates that data, a kind's steps with
+the shared steps they use in force on the day asked; the case (`domain.case.admission`) enforces it and says what
+may come next, `domain.lifecycle_diagrams` draws it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ BY = ("territory", "origin", "municipality", "new-municipality")
 #: The keys a step may have (lifecycles.toml's header says what each means).
 STEP_KEYS = {"act", "article", "ordered_by", "after", "after_any", "when", "unmet_citing", "until", "closed_citing",
              "unless", "once", "by", "opens", "closes", "note"}
+#: The catalogue of acts and the shared steps: the parameters `lifecycle.*` that are no kind's lifecycle.
+CATALOGUE, SHARED = "lifecycle.acts", "lifecycle.steps"
 
 
 @dataclass(frozen=True)
@@ -116,23 +120,38 @@ class Lifecycle:
         return {rule: tuple(steps) for rule, steps in found.items()}
 
 
-def lifecycle_from(parameter: Parameter) -> Lifecycle:
-    """Read one `lifecycle.<kind>` version (its value as the TOML gives it)."""
+def shared_steps(shared: Parameter | None) -> dict[str, dict[str, Any]]:
+    """One `lifecycle.steps` version's steps by name (each as written, without its name); none without one."""
+    return {} if shared is None else {s["name"]: {k: v for k, v in s.items() if k != "name"}
+                                      for s in shared.value.get("step", [])}
+
+
+def uses_shared(parameter: Parameter) -> bool:
+    """Whether a kind's lifecycle version names a shared step (`uses`)."""
+    return any("uses" in s for s in parameter.value.get("step", []))
+
+
+def lifecycle_from(parameter: Parameter, shared: Parameter | None = None) -> Lifecycle:
+    """Read one `lifecycle.<kind>` version (its value as the TOML gives it), each step that `uses` a shared step
+    being that step of `shared` (the `lifecycle.steps` version in force); in force from the later of the two."""
     value = parameter.value
+    named = shared_steps(shared)
 
     def names(entry: dict[str, Any], key: str) -> tuple[str, ...]:
         return tuple(entry.get(key, ()))
 
+    written = [named[s["uses"]] if "uses" in s else s for s in value.get("step", [])]
     steps = tuple(Step(act=s["act"], article=s["article"], ordered_by=s.get("ordered_by", s["article"]),
                        after=names(s, "after"), after_any=names(s, "after_any"), when=names(s, "when"),
                        unmet_citing=s.get("unmet_citing"), until=names(s, "until"),
                        closed_citing=s.get("closed_citing"), unless=names(s, "unless"), once=bool(s.get("once", False)),
                        by=s.get("by"), opens=names(s, "opens"), closes=names(s, "closes"), note=s.get("note", ""))
-                  for s in value.get("step", []))
+                  for s in written)
     conditions = {name: Condition(name, c["article"], c["requires"]) for name, c in value.get("conditions", {}).items()}
     excluded = {e["act"]: Exclusion(e["act"], e["article"], e["reason"]) for e in value.get("excluded", [])}
+    since = parameter.effective_from if shared is None else max(parameter.effective_from, shared.effective_from)
     return Lifecycle(kind=parameter.id.removeprefix("lifecycle."), version=parameter.version,
-                     effective_from=parameter.effective_from, article=parameter.article, source=parameter.source,
+                     effective_from=since, article=parameter.article, source=parameter.source,
                      steps=steps, conditions=conditions, ends=tuple(value.get("ends", ())),
                      ends_when=tuple(value.get("ends_when", ())), excluded=excluded)
 
@@ -146,27 +165,43 @@ def _cache(statute: Statute) -> dict[str, Any]:
 
 
 def lifecycle_of(statute: Statute, kind: str, on: date) -> Lifecycle:
-    """The lifecycle of `kind` in force on `on` (RuleNotInForceError with its article when none is)."""
+    """The lifecycle of `kind` in force on `on`, with the shared steps in force that day (RuleNotInForceError with
+    its article when none is)."""
     parameter = statute.in_force(f"lifecycle.{kind}", on)
     cache = _cache(statute)
-    if parameter.version not in cache:
-        cache[parameter.version] = lifecycle_from(parameter)
-    return cache[parameter.version]
+    uses = cache.get(("uses", parameter.version))
+    if uses is None:  # whether this version names a shared step: read once per version
+        uses = cache[("uses", parameter.version)] = uses_shared(parameter)
+    shared = statute.in_force(SHARED, on) if uses else None
+    key = parameter.version if shared is None else (parameter.version, shared.version)
+    if key not in cache:
+        cache[key] = lifecycle_from(parameter, shared)
+    return cache[key]
 
 
 def lifecycle_versions(statute: Statute, kind: str) -> list[Lifecycle]:
-    """Every version of `kind`'s lifecycle, oldest first."""
-    return [lifecycle_of(statute, kind, p.effective_from) for p in statute.versions(f"lifecycle.{kind}")]
+    """Every version of `kind`'s lifecycle, oldest first: one from each version of its own, and one more from each
+    later version of the shared steps it uses."""
+    own = statute.versions(f"lifecycle.{kind}")
+    days = {p.effective_from for p in own}
+    if any(uses_shared(p) for p in own):
+        days |= {p.effective_from for p in statute.versions(SHARED) if p.effective_from > own[0].effective_from}
+    found: list[Lifecycle] = []
+    for day in sorted(days):
+        lifecycle = lifecycle_of(statute, kind, day)
+        if not found or lifecycle is not found[-1]:
+            found.append(lifecycle)
+    return found
 
 
 def lifecycle_kinds(statute: Statute) -> list[str]:
     return [pid.removeprefix("lifecycle.") for pid in statute.ids() if pid.startswith("lifecycle.")
-            and pid != "lifecycle.acts"]
+            and pid not in (CATALOGUE, SHARED)]
 
 
 def act_catalogue(statute: Statute, on: date) -> dict[str, ActEntry]:
     """The catalogue of acts in force on `on`: act -> label, article, Case event, competence table."""
-    parameter = statute.in_force("lifecycle.acts", on)
+    parameter = statute.in_force(CATALOGUE, on)
     cache = _cache(statute)
     key = ("acts", parameter.version)
     if key not in cache:  # read on every act and every case document: parsed once per version
@@ -186,8 +221,9 @@ def lifecycle_problems(statute: Statute, *, kinds: tuple[str, ...] | None = None
     classes) are checked when given.
     """
     problems: list[str] = []
-    if "lifecycle.acts" not in statute.ids():
+    if CATALOGUE not in statute.ids():
         return ["no lifecycle.acts catalogue"]
+    problems += _shared_problems(statute)
     found = lifecycle_kinds(statute)
     for kind in kinds or ():
         if kind not in found:
@@ -195,16 +231,65 @@ def lifecycle_problems(statute: Statute, *, kinds: tuple[str, ...] | None = None
     for kind in found:
         if kinds is not None and kind not in kinds:
             problems.append(f"lifecycle.{kind} is not a case kind")
-        for parameter in statute.versions(f"lifecycle.{kind}"):
+        written = []
+        own = statute.versions(f"lifecycle.{kind}")
+        for parameter, following in zip(own, [*own[1:], None]):
+            until = following.effective_from if following is not None else None
             for step in parameter.value.get("step", []):
-                unknown = set(step) - STEP_KEYS
-                if unknown:
-                    problems.append(f"{parameter.version} {step.get('act')}: unknown keys {', '.join(sorted(unknown))}")
+                written += _written_step_problems(statute, parameter, step, until)
+        problems += written
+        if written:  # a step that is not one cannot be read: the lifecycle's own checks would not run
+            continue
         for lifecycle in lifecycle_versions(statute, kind):
             catalogue = act_catalogue(statute, lifecycle.effective_from)
             problems += _catalogue_problems(statute, lifecycle.effective_from, catalogue, events)
             problems += _lifecycle_problems(statute, lifecycle, catalogue, conditions)
     return sorted(set(problems))
+
+
+def _shared_problems(statute: Statute) -> list[str]:
+    """The shared steps' own problems: each named once, with an act and an article, and only a step's keys."""
+    problems = []
+    for parameter in statute.versions(SHARED):
+        seen: set[str] = set()
+        for step in parameter.value.get("step", []):
+            name = step.get("name")
+            where = f"{parameter.version} {name}"
+            if not isinstance(name, str) or not name.strip():
+                problems.append(f"{parameter.version} {step.get('act')}: a shared step has a name")
+            elif name in seen:
+                problems.append(f"{where}: named twice")
+            seen.add(name)
+            unknown = set(step) - STEP_KEYS - {"name"}
+            if unknown:
+                problems.append(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+            if "act" not in step or "article" not in step:
+                problems.append(f"{where}: a step names its act and its article")
+    return problems
+
+
+def _written_step_problems(statute: Statute, parameter: Parameter, step: dict[str, Any],
+                           until: date | None) -> list[str]:
+    """A kind's step as written: its own keys, or `uses` alone naming a shared step of every version of the shared
+    steps in force while `parameter` is (from its `effective_from` until the next version's, `until`)."""
+    if "uses" not in step:
+        unknown = set(step) - STEP_KEYS
+        missing = {"act", "article"} - set(step)
+        return ([f"{parameter.version} {step.get('act')}: unknown keys {', '.join(sorted(unknown))}"] if unknown
+                else []) + ([f"{parameter.version} {step.get('act')}: no {' and no '.join(sorted(missing))}"]
+                            if missing else [])
+    name = step["uses"]
+    if set(step) != {"uses"}:
+        return [f"{parameter.version} uses {name!r}: a step that uses a shared step says nothing else "
+                f"({', '.join(sorted(set(step) - {'uses'}))})"]
+    versions = statute.versions(SHARED)
+    if not versions or versions[0].effective_from > parameter.effective_from:
+        return [f"{parameter.version} uses {name!r}: no {SHARED} is in force on {parameter.effective_from.isoformat()}"]
+    later = [v for v in versions if v.effective_from > parameter.effective_from
+             and (until is None or v.effective_from < until)]
+    in_force = [v for v in versions if v.effective_from <= parameter.effective_from][-1:] + later
+    return [f"{parameter.version} uses {name!r}: not a shared step of {v.version}" for v in in_force
+            if name not in shared_steps(v)]
 
 
 def _catalogue_problems(statute: Statute, on: date, catalogue: dict[str, ActEntry],

@@ -15,7 +15,7 @@ from eventsourcing.utils import get_topic
 from api.acts import ACTS
 from domain.access import COMPETENCE_ENTRIES
 from domain.case import CONDITIONS, KINDS, Case
-from domain.lifecycle import lifecycle_of, lifecycle_problems
+from domain.lifecycle import lifecycle_of, lifecycle_problems, lifecycle_versions
 from domain.lifecycle_diagrams import main as diagrams_main, render
 from domain.parameters import ARTICLE_ID, Statute, shipped_statute
 
@@ -33,6 +33,18 @@ def entries(parameter_id: str) -> list[dict]:
 
 def in_force(parameter_id: str, on: date) -> dict:
     return [p for p in entries(parameter_id) if p["effective_from"] <= on][-1]
+
+
+def kinds() -> list[dict]:
+    """Every version of every kind's lifecycle, as the file writes it."""
+    return [p for p in RAW["parameter"] if p["id"] not in ("lifecycle.acts", "lifecycle.steps")]
+
+
+def steps(parameter: dict) -> list[dict]:
+    """A kind's version's steps, each that `uses` a shared step read as the shared step in force on its day."""
+    shared = {s["name"]: s for s in in_force("lifecycle.steps", parameter["effective_from"])["value"]["step"]}
+    return [{k: v for k, v in shared[s["uses"]].items() if k != "name"} if "uses" in s else s
+            for s in parameter["value"]["step"]]
 
 
 def case_events() -> set[str]:
@@ -67,8 +79,7 @@ def test_every_case_kind_has_a_lifecycle_in_force_from_the_publication_of_lc_35_
 
 def test_every_act_a_lifecycle_names_is_an_act_the_api_records_and_every_api_act_is_in_some_lifecycle():
     recorded_by_api = {name for act in api_acts() for name in competence_names(act)}
-    in_lifecycles = {step["act"] for p in RAW["parameter"] if p["id"] != "lifecycle.acts"
-                     for step in p["value"]["step"]}
+    in_lifecycles = {step["act"] for p in kinds() for step in steps(p)}
     assert in_lifecycles <= recorded_by_api
     assert {act for act in api_acts() if not competence_names(act) & in_lifecycles} == set()
     assert set(in_force("lifecycle.acts", date(2026, 1, 1))["value"]) == in_lifecycles
@@ -89,8 +100,10 @@ def test_every_article_the_lifecycles_cite_is_of_the_form_the_statute_uses():
         if parameter["id"] == "lifecycle.acts":
             cited += [entry["article"] for entry in value.values()]
             continue
-        cited += [s["article"] for s in value["step"]] + [s["ordered_by"] for s in value["step"] if "ordered_by" in s]
-        cited += [s["closed_citing"] for s in value["step"] if "closed_citing" in s]
+        written = [s for s in value["step"] if "uses" not in s]  # a shared step is cited where it is written
+        cited += [s["article"] for s in written] + [s["ordered_by"] for s in written if "ordered_by" in s]
+        cited += [s["closed_citing"] for s in written if "closed_citing" in s]
+        cited += [s["unmet_citing"] for s in written if "unmet_citing" in s]
         cited += [c["article"] for c in value.get("conditions", {}).values()]
         cited += [e["article"] for e in value.get("excluded", [])]
     assert [article for article in cited if not ARTICLE_ID.match(article)] == []
@@ -98,22 +111,21 @@ def test_every_article_the_lifecycles_cite_is_of_the_form_the_statute_uses():
 
 def test_every_deadline_a_lifecycle_opens_or_closes_is_a_deadline_of_the_statute():
     deadlines = {pid.removeprefix("deadline.") for pid in STATUTE.ids() if pid.startswith("deadline.")}
-    named = {d for p in RAW["parameter"] if p["id"] != "lifecycle.acts" for s in p["value"]["step"]
-             for d in s.get("opens", []) + s.get("closes", [])}
+    named = {d for p in kinds() for s in steps(p) for d in s.get("opens", []) + s.get("closes", [])}
     assert named and named <= deadlines
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_act_of_a_kind_s_lifecycle_is_reachable_from_its_opening_following_the_data(kind):
     for version in entries(f"lifecycle.{kind}"):
-        steps = version["value"]["step"]
-        reached, grew = {steps[0]["act"]}, True
+        acts = steps(version)
+        reached, grew = {acts[0]["act"]}, True
         while grew:
             before = len(reached)
-            reached |= {s["act"] for s in steps if all(a in reached for a in s.get("after", []))
+            reached |= {s["act"] for s in acts if all(a in reached for a in s.get("after", []))
                         and (not s.get("after_any") or any(a in reached for a in s["after_any"]))}
             grew = len(reached) > before
-        assert reached == {s["act"] for s in steps}, version["effective_from"]
+        assert reached == {s["act"] for s in acts}, version["effective_from"]
 
 
 def test_each_lifecycle_cites_its_reading_in_docs_law_lifecycles_md_under_a_heading_of_that_anchor():
@@ -282,3 +294,48 @@ def test_validation_finds_an_unmet_citing_that_is_no_article_id_or_has_no_condit
                                    'unmet_citing = "art-11"\n'})
     assert any("plebiscite-decreed: article 'Art. 11' is not an article id" in p for p in problems)
     assert any("requirements-verified: unmet_citing without when" in p for p in problems)
+
+
+# ---------------------------------------------------------------------- shared steps, written once
+
+
+def test_the_step_of_art_13_is_written_once_and_used_by_every_kind_that_holds_a_plebiscite():
+    text = (REPO / "domain" / "statute" / "lifecycles.toml").read_text(encoding="utf-8")
+    assert text.count('act = "plebiscite-result-homologated"') == 1
+    holding = {kind for kind in KINDS if lifecycle_of(STATUTE, kind, date(2026, 1, 1)).step("plebiscite-scheduled")}
+    assert holding == {"creation", "incorporation", "fusion", "dismemberment"}
+    using = {p["id"].removeprefix("lifecycle.") for p in kinds() if {"uses": "plebiscite-art-13"} in p["value"]["step"]}
+    assert using == holding
+
+
+def test_every_shared_step_is_used_by_two_lifecycle_versions_at_least():
+    used = [s["uses"] for p in kinds() for s in p["value"]["step"] if "uses" in s]
+    names = [s["name"] for s in entries("lifecycle.steps")[0]["value"]["step"]]
+    assert len(names) == len(set(names)) and {name: used.count(name) for name in names if used.count(name) < 2} == {}
+
+
+def test_validation_finds_a_use_of_a_step_that_is_not_shared_and_a_use_that_says_more(tmp_path):
+    problems = broken(tmp_path, **{'uses = "plebiscite-art-13"': 'uses = "plebiscite-art-31"',
+                                   'uses = "plebiscite-date-art-12"': 'uses = "plebiscite-date-art-12"\nonce = true'})
+    assert any("uses 'plebiscite-art-31': not a shared step of lifecycle.steps@1991-12-18" in p for p in problems)
+    assert any("uses 'plebiscite-date-art-12': a step that uses a shared step says nothing else (once)" in p
+               for p in problems)
+
+
+def test_a_later_version_of_a_shared_step_is_in_force_from_its_day_for_every_kind_that_uses_it(tmp_path):
+    text = (REPO / "domain" / "statute" / "lifecycles.toml").read_text(encoding="utf-8")
+    shared = text[text.index('[[parameter]]\nid = "lifecycle.steps"'):text.index("# ---", text.index('"lifecycle.steps"'))]
+    later = shared.replace("effective_from = 1991-12-18", "effective_from = 2030-01-01").replace(
+        'note = "Art. 13: the verdict', 'note = "Art. 13 (read anew): the verdict')
+    path = tmp_path / "lifecycles.toml"
+    path.write_text(text + "\n" + later, encoding="utf-8")
+    statute = Statute.load(REPO / "domain" / "statute" / "lc35.toml", path)
+    assert lifecycle_problems(statute, kinds=KINDS, conditions=set(CONDITIONS), events=case_events()) == []
+    for kind in ("creation", "incorporation", "fusion", "dismemberment"):
+        before = lifecycle_of(statute, kind, date(2029, 12, 31)).step("plebiscite-result-homologated")
+        after = lifecycle_of(statute, kind, date(2030, 1, 1)).step("plebiscite-result-homologated")
+        assert before.note.startswith("Art. 13: ") and after.note.startswith("Art. 13 (read anew): "), kind
+        versions = lifecycle_versions(statute, kind)
+        assert versions[-1].effective_from == date(2030, 1, 1) and versions[-1] is lifecycle_of(statute, kind,
+                                                                                                date(2030, 1, 1))
+    assert [v.effective_from for v in lifecycle_versions(statute, "extinction")] == [date(1991, 12, 18)]

@@ -34,6 +34,13 @@ def value_in_force(parameters: list[dict], parameter_id: str, on: date) -> Any:
     return [p for p in parameters if p["id"] == parameter_id and p["effective_from"] <= on][-1]["value"]
 
 
+def steps_in_force(kind: str, on: date) -> list[dict]:
+    """The kind's steps in force on `on`, as the file writes them, a step that `uses` a shared step read as the
+    shared step in force that day."""
+    shared = {s["name"]: s for s in value_in_force(LIFECYCLES, "lifecycle.steps", on)["step"]}
+    return [shared[s["uses"]] if "uses" in s else s for s in value_in_force(LIFECYCLES, f"lifecycle.{kind}", on)["step"]]
+
+
 def expected_next_acts(case: Case, timeline: list[dict], on: date) -> list[dict]:
     """What the data says may come next, read from the files and the case's timeline, not from the domain's
     lifecycle code (the named conditions are the domain's predicates: they are what the data names)."""
@@ -60,7 +67,7 @@ def expected_next_acts(case: Case, timeline: list[dict], on: date) -> list[dict]
     whose = {"territory": territories, "origin": case.municipalities, "municipality": case.municipalities[:1],
              "new-municipality": new}
     expected = []
-    for step in lifecycle["step"][1:]:
+    for step in steps_in_force(case.kind, on)[1:]:
         act, by = step["act"], step.get("by")
         per = by in ("territory", "origin")
 
@@ -136,7 +143,7 @@ class Watching:
         act_row = saved[0]
         on = date.fromisoformat(act_row["occurred_on"])
         catalogue = value_in_force(LIFECYCLES, "lifecycle.acts", on)
-        steps = value_in_force(LIFECYCLES, f"lifecycle.{case.kind}", on)["step"]
+        steps = steps_in_force(case.kind, on)
         step = next(s for s in steps if catalogue[s["act"]]["event"] == act_row["type"].removeprefix("Case."))
         for row in saved[1:]:
             if row["type"] == "Case.DeadlineOpened":
