@@ -38,8 +38,8 @@ test: $(STAMP)
 ## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
 ## raw replay of the whole case, then the printable case file of a 1,000-event case against its JSON timeline,
-## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL (where its server binaries are found;
-## make goes on without it otherwise).
+## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL
+## (where its server binaries are found; make goes on without it otherwise).
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/record_acts.py --store sqlite

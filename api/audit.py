@@ -135,7 +135,8 @@ def consistency(query: dict[str, Any]) -> dict[str, Any]:
     return audit().consistency(query["from_"], query["to"])
 
 
-@blp.route("/cases/<case_ref>/events/<int(min=1, max=4611686018427387904):version>/proof", methods=["GET"], endpoint="inclusion")
+@blp.route("/cases/<case_ref>/events/<int(min=1, max=4611686018427387904):version>/proof", methods=["GET"],
+           endpoint="inclusion")
 @blp.arguments(InclusionQuerySchema, location="query", unknown=RAISE)
 @blp.response(200, InclusionProofSchema)
 @errors_doc([401, 404, 422], summary="RFC 9162 inclusion proof of one event of a case in a checkpoint's tree")

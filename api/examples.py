@@ -208,5 +208,6 @@ class ExamplesPlugin(BasePlugin):
             if example is None or "requestBody" in operation:
                 continue
             for parameter in operation.get("parameters", []):
-                if isinstance(parameter, dict) and parameter.get("in") == "query" and parameter.get("name") in example.body:
+                if (isinstance(parameter, dict) and parameter.get("in") == "query"
+                        and parameter.get("name") in example.body):
                     parameter["example"] = example.body[parameter["name"]]

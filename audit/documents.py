@@ -124,8 +124,8 @@ class DocumentStore:
         with self._connection() as store, store.transaction() as tx:
             rows = tx.execute("SELECT media_type, size, content FROM documents WHERE sha256 = ?", (digest,)).fetchall()
             if not rows:
-                tx.execute("INSERT INTO documents (sha256, media_type, size, content, stored_at) VALUES (?, ?, ?, ?, ?)",
-                           (digest, media_type, len(content), content, at))
+                tx.execute("INSERT INTO documents (sha256, media_type, size, content, stored_at) "
+                           "VALUES (?, ?, ?, ?, ?)", (digest, media_type, len(content), content, at))
             elif (found := _altered(document, rows[0])) is not None:
                 tx.execute("UPDATE documents SET media_type = ?, size = ?, content = ? WHERE sha256 = ?",
                            (media_type, len(content), content, digest))

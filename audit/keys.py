@@ -106,7 +106,8 @@ def parse_verifier(value: str, source: str) -> Verifier:
         try:
             text = candidate.read_text(encoding="utf-8").strip()
         except OSError as error:
-            raise SigningKeyError(f"{source}: {value!r} is neither a verifier key nor a readable file: {error}") from None
+            raise SigningKeyError(f"{source}: {value!r} is neither a verifier key nor a readable file: "
+                                  f"{error}") from None
     try:
         return Verifier.parse(text)
     except NoteError as error:

@@ -159,7 +159,8 @@ class Audit:
                 raise  # the stored tree is damaged, not the request: 500 audit-tree-damaged
             raise InvalidActError("to" if second > self.log.size else "from", str(error)) from None
         return {"from": first, "to": second, "hashes": [b64(h) for h in proof],
-                "from_checkpoint": _note(self.log.checkpoint(first)), "to_checkpoint": _note(self.log.checkpoint(second))}
+                "from_checkpoint": _note(self.log.checkpoint(first)),
+                "to_checkpoint": _note(self.log.checkpoint(second))}
 
     def inclusion(self, case_ref: str | UUID, version: int, size: int | None) -> dict[str, Any]:
         """The inclusion proof of a case's event in the tree of `size` (default: the latest checkpoint's)."""

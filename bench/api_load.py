@@ -493,7 +493,8 @@ def main(argv: list[str] | None = None) -> None:
         service = in_process(f"sqlite:///{folder}/service.sqlite", work, args.workers)
 
     cores = os.cpu_count() or 1
-    print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} ({os.environ.get('GUNICORN_CMD_ARGS') or 'tramita serve defaults'}), clients: {args.clients}, "
+    print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} "
+          f"({os.environ.get('GUNICORN_CMD_ARGS') or 'tramita serve defaults'}), clients: {args.clients}, "
           f"seconds: {args.seconds:g}, cores: {cores}")
     errors = ", ".join(f"{status}: {count}" for status, count in sorted(api.errors.items())) or "none"
     print(f"HTTP: {api.acts} acts (2xx) in {api.seconds:.2f} s by {args.clients} clients "

@@ -47,8 +47,8 @@ What is measured
 Each of 1, 2 and 3 runs in a fresh child process (this script with a hidden `--measure` option), on the same
 database, one after the other, so that neither the generation nor the other measurement counts in its memory.
 With `--repeat R` they run R times in turn (raw, rebuild, scan, raw, rebuild, scan, ...) and the fastest of each
-is kept: on a shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown as well.
-The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
+is kept: on a shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown
+as well. The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
 start-up (imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside
 it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which
 is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the

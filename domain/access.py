@@ -177,7 +177,8 @@ class Receipt(ChainedAggregate):
         decided_from: int | None
 
         def assign(self, receipt: Receipt) -> None:
-            receipt.scope, receipt.key, receipt.fingerprint, receipt.act = self.scope, self.key, self.fingerprint, self.act
+            receipt.scope, receipt.key = self.scope, self.key
+            receipt.fingerprint, receipt.act = self.fingerprint, self.act
             receipt.case_id, receipt.case_number = self.case_id, self.case_number
             receipt.case_version, receipt.result = self.case_version, self.result
             receipt.decided_from = self.decided_from

@@ -1,4 +1,5 @@
-"""docs/law/deadlines.md, "When a deadline is missed": an alert that a statutory deadline is about to be, or has been, missed; and system alerts.
+"""docs/law/deadlines.md, "When a deadline is missed": an alert that a statutory deadline is about to be, or has
+been, missed; and system alerts.
 
 An alert is its own aggregate, one per (case, deadline, kind), with an id derived from those three: recording
 it twice, by a repeated scan, a restarted scheduler or a second one, meets the existing id and records nothing.
@@ -43,7 +44,8 @@ def _uuid5(namespace: bytes, name: str) -> UUID:
     return UUID(int=int.from_bytes(digest[:16], "big") & _UUID5_CLEARED | _UUID5_SET)
 
 MISSED = "missed"
-#: Art. 10 §1 (docs/law/opening.md): a requisition refused is recorded as a breach and raises an alert (once per requisition).
+#: Art. 10 §1 (docs/law/opening.md): a requisition refused is recorded as a breach and raises an alert (once per
+#: requisition).
 BREACH = "breach"
 BREACH_ARTICLE = "art-10-par-1"
 #: The delivery record of an alert sent to the webhook (None: no delivery recorded yet).
@@ -59,7 +61,8 @@ def _delivered_to(alert: Alert, subscription: str | None, outcome: str, tries: i
         return
     before = alert.deliveries.get(subscription, {"tries": 0, "error": None})
     alert.deliveries = {**alert.deliveries, subscription: {
-        "delivery": outcome, "tries": before["tries"] + tries, "error": error if error is not None else before["error"]}}
+        "delivery": outcome, "tries": before["tries"] + tries,
+        "error": error if error is not None else before["error"]}}
 
 
 def due_soon(days: int) -> str:
@@ -68,7 +71,8 @@ def due_soon(days: int) -> str:
 
 
 def alert_due(deadline: dict[str, Any], today: date, thresholds: tuple[int, ...]) -> str | None:
-    """docs/law/deadlines.md, "When a deadline is missed": which alert, if any, a deadline calls for on the legal day `today`.
+    """docs/law/deadlines.md, "When a deadline is missed": which alert, if any, a deadline calls for on the legal
+    day `today`.
 
     A deadline is missed once its last day has ended (the day after it, in Rio Branco) while no closing act is
     recorded, or as soon as an act has recorded it missed (Art. 26 par. ún.: the personnel documents not sent by
@@ -135,7 +139,8 @@ class Alert(ChainedAggregate):
         def assign(self, alert: Alert) -> None:
             alert.case_id = alert.case_number = alert.deadline = alert.rule = alert.who = None
             alert.municipality = alert.due_on = alert.days_overdue = None
-            alert.kind, alert.subject, alert.message, alert.article = self.kind, self.subject, self.message, self.article
+            alert.kind, alert.subject = self.kind, self.subject
+            alert.message, alert.article = self.message, self.article
             alert.raised_at, alert.raised_on = self.raised_at, self.occurred_on
             alert.delivery, alert.delivery_tries, alert.delivery_error = None, 0, None
             alert.deliveries = {}

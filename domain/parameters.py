@@ -1,4 +1,5 @@
-"""LC 35/1991 as dated data (statute/lc35.toml): "the value in force on date D" for every legal number the domain applies.
+"""LC 35/1991 as dated data (statute/lc35.toml): "the value in force on date D" for every legal number the domain
+applies.
 
 The data lives in `domain/statute/lc35.toml` and, for each case kind's order of acts (Art. 1, 8-40),
 `domain/statute/lifecycles.toml`; this module only reads and validates it (the lifecycles' own references are
@@ -223,7 +224,8 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if isinstance(value, str):
         return "a share" if _is_share(value) else "text"
-    return {int: "a whole number", date: "a date", list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return {int: "a whole number", date: "a date", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
 
 
 def _is_share(text: str) -> bool:

@@ -48,7 +48,8 @@ def by_aggregate(app: Any, store: Store, upto: int, page: int) -> Iterator[tuple
             except Exception as error:
                 if not unreadable_text(error):
                     raise
-                lenient = True  # from this page on (SQLite only: infrastructure/sqlite.py), ids as bytes, as CAST gives them
+                # from this page on (SQLite only: infrastructure/sqlite.py), ids as bytes, as CAST gives them
+                lenient = True
                 current = current.encode() if isinstance(current, str) else current
         if lenient:
             rows = _leniently(store, table, order, after_row)

@@ -1,10 +1,11 @@
 """Reading the read models: what the API and the scheduler ask of them.
 
 A deadline's recorded status is open, missed (found missed by an act), met-on-time or met-late. Whether an open
-deadline is due soon or missed depends on the day of the question (docs/law/deadlines.md, "When a deadline is missed": missed once its last
-day has ended in Rio Branco with no closing act), so `today` is a parameter and the answer is computed here,
-with an index on (status, due_on): "due on or before D" reads only the open deadlines due by D. The scheduler's scan
-reads another index, `alerts_due_on`, which leaves out the deadlines already alerted missed.
+deadline is due soon or missed depends on the day of the question (docs/law/deadlines.md, "When a deadline is
+missed": missed once its last day has ended in Rio Branco with no closing act), so `today` is a parameter and
+the answer is computed here, with an index on (status, due_on): "due on or before D" reads only the open
+deadlines due by D. The scheduler's scan reads another index, `alerts_due_on`, which leaves out the deadlines
+already alerted missed.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ PAGE = 100
 #: The effective statuses a deadline can have on a given day.
 DEADLINE_STATUSES = ("open", "due-soon", "missed", "met-on-time", "met-late", "ended")
 
-_JSON_COLUMNS = {"breaches", "municipalities", "impediments", "frozen_municipalities", "figures", "districts", "frozen_by", "ceased"}
+_JSON_COLUMNS = {"breaches", "municipalities", "impediments", "frozen_municipalities", "figures", "districts",
+                 "frozen_by", "ceased"}
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:
@@ -238,7 +240,8 @@ def effective_status(row: dict[str, Any], today: date, due_soon_days: int) -> st
 
 
 def _freeze_filter(active: bool | None, municipality: str | None) -> tuple[str, list[Any]]:
-    return _where(("active = ?", None if active is None else (int(active),)), ("municipality = ?", _given(municipality)))
+    return _where(("active = ?", None if active is None else (int(active),)),
+                  ("municipality = ?", _given(municipality)))
 
 
 def freezes(store: Store, *, active: bool | None = None, municipality: str | None = None, limit: int | None = None,

@@ -5,8 +5,9 @@
 1. wait for the leadership (`leader`); a stop while waiting ends the process without acting;
 2. bring the projections up to date and hand the webhook every alert whose delivery did not succeed;
 3. scan at once (each scan also logs, and hands the webhook, the system alerts it finds undelivered in the alerts
-   table that this process has not handed over yet: they are raised by other components, such as the projector) (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell
-   due or was missed meanwhile, the alert it calls for now);
+   table that this process has not handed over yet: they are raised by other components, such as the projector)
+   (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell due or was missed
+   meanwhile, the alert it calls for now);
 4. sign a checkpoint of the audit log (when a signing key is configured), handing every checkpoint a witness
    lacks to it; a log that contradicts a checkpoint signed before is refused: the `tamper-alarm` line, and exit
    status 1 with `once` (a resident scheduler keeps raising deadline alerts and refuses again at each run);
@@ -245,7 +246,8 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkp
         threading.Thread(target=lambda: (stop.wait(), scheduler.shutdown(wait=True)),
                          name="tramita-scheduler-stop", daemon=True).start()
 
-    scheduler.add_job(guarded(scanner.scan, "scan-failed"), CronTrigger.from_crontab(config.cron, timezone=LEGAL_TIMEZONE),
+    scheduler.add_job(guarded(scanner.scan, "scan-failed"),
+                      CronTrigger.from_crontab(config.cron, timezone=LEGAL_TIMEZONE),
                       id="scan", coalesce=True, misfire_grace_time=None, max_instances=1)
     if checkpointer is not None:
         scheduler.add_job(guarded(checkpointer.sign, "checkpoint-failed"),

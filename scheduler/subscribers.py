@@ -88,7 +88,8 @@ class Subscribers:
         to it; how many (the projections are the caller's to catch up first)."""
         queued = 0
         for subscription_id, (subscription, webhook) in self.workers.items():
-            for row in queries.undelivered_to(self.store, subscription_id, subscription.created_at.astimezone(timezone.utc).isoformat()):
+            for row in queries.undelivered_to(self.store, subscription_id,
+                                              subscription.created_at.astimezone(timezone.utc).isoformat()):
                 if subscription.matches(row):
                     alert = readable_alert(self.app, row["alert_id"], self.log)
                     if alert is None:

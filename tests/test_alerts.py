@@ -1,4 +1,5 @@
-"""docs/law/deadlines.md, "When a deadline is missed": which alert a deadline calls for on the day before, of and after each boundary."""
+"""docs/law/deadlines.md, "When a deadline is missed": which alert a deadline calls for on the day before, of and
+after each boundary."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from infrastructure.persistence import persistence_env
 from tests.stores import SEEDED_ON
 from tests.test_article_rules import requisition_received
 
-DUE = date(2025, 11, 18)  # docs/law/deadlines.md's worked example: received Fri 2025-10-17, 30 days, moved over the 17 Nov holiday
+# docs/law/deadlines.md's worked example: received Fri 2025-10-17, 30 days, moved over the 17 Nov holiday
+DUE = date(2025, 11, 18)
 OPEN = {"closed_by": None, "due_on": DUE}
 SCHEDULER = Actor("tramita-scheduler", "scheduler")
 

@@ -31,7 +31,8 @@ def signatures(count: int) -> list[dict[str, str]]:
 
 
 def voters_petition(count: int = 32) -> dict:
-    return {"kind": "creation", "municipalities": [FEIJO], "proposed_name": "Vila Tarumã", "signatures": signatures(count),
+    return {"kind": "creation", "municipalities": [FEIJO], "proposed_name": "Vila Tarumã",
+            "signatures": signatures(count),
             "areas": [{"municipality": FEIJO, "area_km2": "1900", "description": "Vila Tarumã"}]}
 
 
@@ -155,7 +156,8 @@ def test_a_retry_with_the_same_idempotency_key_returns_the_original_result_and_r
 def test_an_idempotency_key_is_the_tokens_own(api, case):
     path, body = f"/cases/{case}/acts/requisition-issued", {"occurred_on": "2026-03-05", "body": "ibge",
                                                             "items": ["art-4"]}
-    api.client.post(path, json=body, headers=api.headers("assembly-mesa", **{"If-Match": '"1"', "Idempotency-Key": "k"}))
+    api.client.post(path, json=body,
+                    headers=api.headers("assembly-mesa", **{"If-Match": '"1"', "Idempotency-Key": "k"}))
     other_clerk = api.app.issue_token(ADMIN, name="second mesa clerk", role="assembly-mesa").token
     response = api.client.post(path, json=body, headers={"Authorization": f"Bearer {other_clerk}",
                                                          "If-Match": '"2"', "Idempotency-Key": "k"})
@@ -371,8 +373,8 @@ def test_a_municipality_the_ibge_adds_over_the_api_is_then_an_existing_name_unde
 
 
 @pytest.mark.parametrize("field, value", [("uf", "XX"), ("uf", "mt"), ("ibge_code", "1200013"),
-                                          ("ibge_code", "510183"), ("ibge_code", "51018370"), ("ibge_code", "５101837"),
-                                          ("name", " "), ("source", "")])
+                                          ("ibge_code", "510183"), ("ibge_code", "51018370"),
+                                          ("ibge_code", "５101837"), ("name", " "), ("source", "")])
 def test_a_name_added_with_a_state_or_code_the_ibge_list_does_not_know_is_refused_naming_the_field(api, field, value):
     headers = api.headers("ibge")
     before = api.notifications()

@@ -33,10 +33,10 @@ PETER_SIGNER_KEY = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y
 PETER_VERIFIER_KEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
 ENOCH_VERIFIER_KEY = "EnochRoot+af0cfe78+ATtqJ7zOtqQtYqOo0CpvDXNlMhV3HeJDpjrASKGLWdop"
 PETER_TEXT = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
-PETER_SIGNATURE = ("— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6Ryy"
-                   "BwJnAM=\n")
-ENOCH_SIGNATURE = ("— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1Rv"
-                   "Mc+QQ=\n")
+PETER_SIGNATURE = ("— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6"
+                   "RyyBwJnAM=\n")
+ENOCH_SIGNATURE = ("— EnochRoot rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1"
+                   "RvMc+QQ=\n")
 PETER_NOTE = PETER_TEXT + "\n" + PETER_SIGNATURE
 
 # transparency-dev/formats, log/note_test.go: Go-generated (signer key, verifier key) pairs.

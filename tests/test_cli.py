@@ -75,7 +75,8 @@ def test_project_before_migrate_says_to_run_migrate(database_url, monkeypatch, c
 def test_migrate_project_and_rebuild_one_projection_from_the_command_line(database_url, monkeypatch, capsys):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
     assert main(["migrate"]) == 0
-    assert "projections created: cases, deadlines, freezes, alerts, deliveries, attachments, municipalities" in capsys.readouterr().out
+    assert ("projections created: cases, deadlines, freezes, alerts, deliveries, attachments, municipalities"
+            in capsys.readouterr().out)
     assert main(["seed-demo"]) == 0
     assert main(["project", "--once"]) == 0
     projected = capsys.readouterr().out

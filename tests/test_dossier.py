@@ -172,8 +172,8 @@ def test_a_case_altered_in_the_database_is_shown_as_failing_verification_not_fro
     api = ApiHarness(f"sqlite:///{tmp_path / 'tramita.sqlite'}", signer=Signer.generate(ORIGIN))
     try:
         case = open_1991_petition(api)["case_id"]
-        api.act(case, "finding-recorded", "ibge", date(1991, 12, 20), item="art-4-I", value=2100, by_origin={PLACIDO: 1000, GUIOMARD: 1100},
-                document="Laudo IBGE 7/1991")
+        api.act(case, "finding-recorded", "ibge", date(1991, 12, 20), item="art-4-I", value=2100,
+                by_origin={PLACIDO: 1000, GUIOMARD: 1100}, document="Laudo IBGE 7/1991")
         api.projector.catch_up()
         api.flask.extensions["tramita.audit"].sign_checkpoint()
         intact = " ".join(pdf_text(dossier_of(api, case).data))

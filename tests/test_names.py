@@ -1,4 +1,5 @@
-"""Art. 17 par. ún. / Art. 32 par. ún.: a new name must not repeat an existing municipality's name nor designate a date."""
+"""Art. 17 par. ún. / Art. 32 par. ún.: a new name must not repeat an existing municipality's name nor designate a
+date."""
 
 from __future__ import annotations
 

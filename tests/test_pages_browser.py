@@ -1,7 +1,8 @@
 """The pages in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven by selenium) against
 `tramita serve` running for real: sign in with a token, read the 1991 demo case, switch the view to a legal date,
-follow an act's document link (the demo's illustrative PDF, checked by its SHA-256) and the export link, sign out. A screenshot of each page is saved under var/screenshots/<run>/ (the path is
-printed; TRAMITA_SCREENSHOTS names another folder).
+follow an act's document link (the demo's illustrative PDF, checked by its SHA-256) and the export link, sign
+out. A screenshot of each page is saved under var/screenshots/<run>/ (the path is printed;
+TRAMITA_SCREENSHOTS names another folder).
 
 Without Chromium or its driver these tests are skipped, unless CI is set: then they fail, as the PostgreSQL tests
 do. Every wait is explicit, with a generous deadline; none is a fixed sleep.

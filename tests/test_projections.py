@@ -119,7 +119,8 @@ def test_the_ledger_delivered_late_is_met_late_with_its_days_and_closing_act(dem
 
 @pytest.fixture
 def requisition(database_url: str, stores: Callable[[str], Store]):
-    """The worked example of docs/law/deadlines.md: an Art. 10 requisition received Fri 2025-10-17, due Tue 2025-11-18, unanswered."""
+    """The worked example of docs/law/deadlines.md: an Art. 10 requisition received Fri 2025-10-17, due Tue
+    2025-11-18, unanswered."""
     app = make_app(database_url)
     projector = Projector(app, stores(database_url))
     projector.migrate()

@@ -92,8 +92,9 @@ def amend_requisition_competence(app: Tramita, bodies: list[str]) -> None:
     """From 2027-09-01 the bodies that issue an Art. 10 requisition are `bodies`."""
     table = {**app.statute.value("competence.act", date(2027, 9, 1)), "requisition-issued": bodies}
     app.amend_statute(OPERATOR, date(2027, 9, 1), law="Lei Complementar estadual nº 401, de 1º de setembro de 2027",
-                      parameters=[{"id": "competence.act", "article": "rules-lifecycle", "effective_from": date(2027, 9, 1),
-                                   "value": table, "source": "LC 401/2027, art. 1º"}])
+                      parameters=[{"id": "competence.act", "article": "rules-lifecycle",
+                                   "effective_from": date(2027, 9, 1), "value": table,
+                                   "source": "LC 401/2027, art. 1º"}])
 
 
 def test_a_body_made_competent_by_another_process_passes_the_requests_competence_check_at_once(tmp_path):
@@ -313,7 +314,8 @@ def test_a_value_holding_a_lone_surrogate_is_refused_naming_its_entry_and_record
     headers = api.headers("assembly-mesa")
     before = api.notifications()
     body = '{"published_on": "2027-03-01", "law": "LC 200/2027", "parameters": [{"id": "%s", "article": ' \
-           '"cf-art-18-par-4", "effective_from": "2027-03-01", "value": "open\\ud800", "source": "LC 200/2027"}]}' % GATE
+           '"cf-art-18-par-4", "effective_from": "2027-03-01", "value": "open\\ud800", ' \
+           '"source": "LC 200/2027"}]}' % GATE
     response = api.client.post("/statute/amendments", data=body, headers={**headers,
                                                                          "Content-Type": "application/json"})
     assert response.status_code == 422, response.get_json()

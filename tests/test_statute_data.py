@@ -123,7 +123,8 @@ def test_the_municipal_election_dates_include_the_2020_election_moved_by_ec_107_
 
 
 def test_no_legal_number_is_written_in_the_domain_code():
-    legal_numbers = re.compile(r"(?<![\w.\-])(?<!Art\. )(?<!art\. )(1[._]?500|0\.002|0\.1\b|2/3|300|50|30|15|60|90|120)(?![\w.])")
+    legal_numbers = re.compile(r"(?<![\w.\-])(?<!Art\. )(?<!art\. )"
+                               r"(1[._]?500|0\.002|0\.1\b|2/3|300|50|30|15|60|90|120)(?![\w.])")
     offenders = []
     for path in sorted((REPO / "domain").rglob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

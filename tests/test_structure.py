@@ -44,7 +44,8 @@ def imports_of(name: str, path: Path, known: set[str], *, typing: bool = False) 
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
             targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
         for target in targets:
             while target and target not in known:

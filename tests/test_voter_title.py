@@ -131,7 +131,8 @@ def test_a_thirteen_digit_title_from_outside_sp_and_mg_is_invalid() -> None:
 
 @pytest.mark.parametrize(
     ("sequence", "state_code"),
-    [("12345678", "29"), ("12345678", "00"), ("12345678", "2"), ("1234567", "24"), ("123456789", "24"), ("1234567a", "24")],
+    [("12345678", "29"), ("12345678", "00"), ("12345678", "2"), ("1234567", "24"), ("123456789", "24"),
+     ("1234567a", "24")],
 )
 def test_a_title_cannot_be_built_from_an_impossible_sequence_or_state_code(
     sequence: str, state_code: str

@@ -241,7 +241,8 @@ def parse_json(text: str) -> Any:
         return found
 
     def no_float(number: str) -> Any:
-        raise Invalid(f"it holds the number {number}, which the format never writes (decimals are {{\"$decimal\": …}})")
+        raise Invalid(f"it holds the number {number}, which the format never writes "
+                      f"(decimals are {{\"$decimal\": …}})")
 
     try:
         return json.loads(text, object_pairs_hook=members, parse_float=no_float, parse_constant=no_float)

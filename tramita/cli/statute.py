@@ -52,5 +52,6 @@ def cmd_statute_show(args: argparse.Namespace) -> int:
             continue
         introduced = current["introduced_by"]
         by = "shipped" if introduced["act"] == "statute-data" else f"amendment {introduced['amendment']}"
-        print(f"  {row['id']:<48}  {current['version'].split('@')[1]}  ({by})  {json.dumps(current['value'], default=str, ensure_ascii=False)[:60]}")
+        print(f"  {row['id']:<48}  {current['version'].split('@')[1]}  ({by})  "
+              f"{json.dumps(current['value'], default=str, ensure_ascii=False)[:60]}")
     return 0
