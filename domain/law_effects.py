@@ -2,7 +2,8 @@
 
 The case decides (domain/case); this module turns its law into the registry's acts, recorded in the law's own
 save: a new municipality with its figures (creation, fusion), figures moved between municipalities
-(dismemberment, creation), cessation (incorporation, fusion, extinction) and districts (Art. 31).
+(dismemberment, creation), cessation (incorporation, fusion, extinction) and districts (Art. 31, whose law
+`judge_district_law` judged before it is recorded here).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A figure changes only by a recorded act with its source and date, so a rule is judged on the figures in
 force on its act's date. The freeze is held here, on the municipality, so that opening a case and a
-district act on the same territory conflict in the store and never both succeed.
+district act on the same territory conflict in the store and never both succeed. Art. 38 is judged by one
+function, `judge_freeze`, for a district act and for an opening alike.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Judgements of LC 35/1991, as pure functions of the figures and the statute data in force on a date.
 
 Each returns what it decided together with the figures compared and the rule versions used, so that the
-event recording the act can store the decision; a refusal raises `LegalRuleError` naming the article.
+event recording the act can store the decision; a refusal raises `LegalRuleError` naming the article. Each that
+judges an article is its one judge, registered under the article's id (`domain.judges`).
 """
 
 from __future__ import annotations

@@ -152,6 +152,10 @@ def decorated() -> dict[str, list[str]]:
     return found
 
 
+def test_the_judging_modules_are_those_the_judges_live_in():
+    assert {function.__module__ for function in JUDGES.values()} == set(JUDGING_MODULES)
+
+
 def test_each_article_is_registered_by_one_decorator_of_the_code():
     assert {article: places for article, places in decorated().items() if len(places) != 1} == {}
     assert set(decorated()) == set(JUDGES)

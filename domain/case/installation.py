@@ -3,7 +3,8 @@
 Art. 20: the Governor's list of three, the Assembly's choice. Art. 19: installation, which opens the deadlines of
 Art. 22 (each origin's books), 23 I-IV (the Mayor's bills) and 24 (the organic law); Art. 26's documents fall due
 that day. Art. 25: the remuneration. Art. 40: the creation and the installation communicated to each recipient.
-When each act is admissible is the kind's lifecycle (domain.case.admission); what it names is judged here.
+When each act is admissible is the kind's lifecycle (domain.case.admission); what it names is judged here, by
+the registered judges of Art. 20, 23 and 40 (domain.judges); the other articles order acts and deadlines only.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Art. 10: for a voters' initiative the Mesa requisitions information; each receip
 (its length is statute data) and a refusal is a breach (Art. 10 §1). Art. 4 par. ún., 32: each finding by its
 competent body.
 Art. 4, 5: the requirements met for the new municipality and for every origin after the split. When each act is
-admissible is the kind's lifecycle (domain.case.admission); what the figures show is judged here.
+admissible is the kind's lifecycle (domain.case.admission); what the figures show is judged here, by one
+registered judge per article (`judge_requirements`, `judge_origins_keep_requirements`, `judge_finding`,
+`judge_receipt`; domain.judges), functions of the case's findings that the acts, and the law, call.
 """
 
 from __future__ import annotations

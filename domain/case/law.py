@@ -4,7 +4,9 @@ Art. 17: the creation law names the municipality after its seat, gives its limit
 is new in Brazil and no date (par. ún.). Art. 21: whose legislation applies. CF art. 18 §4: since its amendment of
 1996 no creation, incorporation, fusion or dismemberment law while no federal period is open. Art. 31, 32: a district's
 municipal law. Art. 37: an extinction needs the loss of Art. 4 (I) and two thirds of the voters (II, certified by
-the TRE). When the law is admissible is the kind's lifecycle (domain.case.admission); its contents are judged here.
+the TRE). When the law is admissible is the kind's lifecycle (domain.case.admission); its contents are judged here,
+each article by its registered judge (domain.judges): `judge_law_contents`, `judge_legislation`,
+`judge_district_law`, `judge_extinction`, `judge_reintegration`; the law calls them in the order it always did.
 """
 
 from __future__ import annotations

@@ -2,7 +2,10 @@
 
 The opening act of each kind, and its article, is the first step of the kind's lifecycle (statute data); its
 territories (Art. 1 §1-4), the voters' signatures (Art. 8), the Governor's or Deputy's documents (Art. 9) and the
-federal gate (CF art. 18 §4) are judged here. Any case may be archived by the body that holds it until its law.
+federal gate (CF art. 18 §4) are judged here, each by its registered judge (domain.judges: `judge_territories`,
+`judge_documents`, `judge_federal_gate`; the signatures by `domain.rules.check_signatures`). The freeze it asks
+for is judged by the registry (`domain.registry.judge_freeze`). Any case may be archived by the body that holds
+it until its law.
 """
 
 from __future__ import annotations

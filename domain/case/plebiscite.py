@@ -4,7 +4,9 @@ Art. 28-30: each interested council decides by legislative decree (absolute majo
 Art. 1-I (from LC 132/2004): a dismemberment's plebiscite is dispensed when each net area ceded is within its
 bracket. Art. 11-15: the Assembly decrees the plebiscite, the TRE fixes it, homologates the result (Art. 13's
 verdict is recorded) and communicates it; the president registers it. Art. 16: the CCJ drafts the bill.
-The order of these acts is the kind's lifecycle (domain.case.admission); the figures are judged here.
+The order of these acts is the kind's lifecycle (domain.case.admission); the figures are judged by the
+registered judges (domain.judges): the councils' and the result's in domain.rules, the decree's, the date's and
+the fusion's seat's here.
 """
 
 from __future__ import annotations
