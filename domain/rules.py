@@ -152,8 +152,8 @@ def judge_plebiscite_result(statute: Statute, on: date, populations: dict[str, A
     expected = list(populations)
     if kind is not None:
         if not (scheduled_for <= require_date("voted_on", voted_on) <= on):
-            raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and the "
-                                                       "homologation", scheduled=scheduled_for.isoformat()),
+            raise InvalidActError("voted_on", Sentence("the vote falls between the scheduled date %(scheduled)s and "
+                                                       "the homologation", scheduled=scheduled_for.isoformat()),
                                   article="art-13")
         expected = list(municipalities) if kind == "fusion" else ["area"]
         if sorted(populations) != sorted(expected):

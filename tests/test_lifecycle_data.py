@@ -324,7 +324,8 @@ def test_validation_finds_a_use_of_a_step_that_is_not_shared_and_a_use_that_says
 
 def test_a_later_version_of_a_shared_step_is_in_force_from_its_day_for_every_kind_that_uses_it(tmp_path):
     text = (REPO / "domain" / "statute" / "lifecycles.toml").read_text(encoding="utf-8")
-    shared = text[text.index('[[parameter]]\nid = "lifecycle.steps"'):text.index("# ---", text.index('"lifecycle.steps"'))]
+    start = text.index('[[parameter]]\nid = "lifecycle.steps"')
+    shared = text[start:text.index("# ---", start)]
     later = shared.replace("effective_from = 1991-12-18", "effective_from = 2030-01-01").replace(
         'note = "Art. 13: the verdict', 'note = "Art. 13 (read anew): the verdict')
     path = tmp_path / "lifecycles.toml"

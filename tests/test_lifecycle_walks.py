@@ -38,7 +38,8 @@ def steps_in_force(kind: str, on: date) -> list[dict]:
     """The kind's steps in force on `on`, as the file writes them, a step that `uses` a shared step read as the
     shared step in force that day."""
     shared = {s["name"]: s for s in value_in_force(LIFECYCLES, "lifecycle.steps", on)["step"]}
-    return [shared[s["uses"]] if "uses" in s else s for s in value_in_force(LIFECYCLES, f"lifecycle.{kind}", on)["step"]]
+    steps = value_in_force(LIFECYCLES, f"lifecycle.{kind}", on)["step"]
+    return [shared[s["uses"]] if "uses" in s else s for s in steps]
 
 
 def expected_next_acts(case: Case, timeline: list[dict], on: date) -> list[dict]:

@@ -72,8 +72,8 @@ def judge_origins_keep_requirements(statute: Statute, on: date, origins: list[st
         unknown = [figure for figure, value in left.items() if value is None]
         unrecorded = [figure for figure in unknown if known.get(figure) is None]
         if unrecorded:
-            raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the registry; "
-                                         "record it before judging Art. 5",
+            raise refuse("art-5", Sentence("the %(unknown)s of origin %(origin)s on %(on)s is not known in the "
+                                           "registry; record it before judging Art. 5",
                                          unknown=Listing(unrecorded), origin=origin, on=on.isoformat()),
                          origin=origin, unknown=unrecorded)
         if unknown:  # the registry knows the origin's figure; no finding says how much of it the area takes
@@ -83,11 +83,13 @@ def judge_origins_keep_requirements(statute: Statute, on: date, origins: list[st
                                          "before judging Art. 5", unknown=Listing(unknown), origin=origin,
                                          items=Listing(items)),
                          origin=origin, unshared=unknown, findings=items)
-        verdicts = judge_figures(statute, on, left, tax, judgement, Sentence("origin %(origin)s would keep", origin=origin))
+        verdicts = judge_figures(statute, on, left, tax, judgement,
+                                 Sentence("origin %(origin)s would keep", origin=origin))
         remainders[origin] = {"figures": {k: str(v) for k, v in left.items()}, "verdicts": verdicts}
         if not all(verdicts.values()):
             raise refuse("art-5", Sentence("creating this municipality would make origin %(origin)s lose the Art. 4 "
-                                         "requirements: %(reasons)s", origin=origin, reasons=Listing(judgement.said, "; ")),
+                                           "requirements: %(reasons)s", origin=origin,
+                                           reasons=Listing(judgement.said, "; ")),
                          origin=origin, remainder=remainders[origin])
     return remainders
 

@@ -78,9 +78,10 @@ class Law:
             legislation_of = judge_legislation(self.kind, self.municipalities, seat_origin, origin_figures)
         elif self.kind in DISTRICT_KINDS:
             versions.update(judge_district_law(
-                ctx.statute, ctx.occurred_on, creation=self.kind == "district_creation", municipality=district_municipality,
-                district=self.district or "", findings=self.findings, toponyms=toponyms or ToponymList.shipped(),
-                living_person_declaration=living_person_declaration, ceased=ceased, law=law))
+                ctx.statute, ctx.occurred_on, creation=self.kind == "district_creation",
+                municipality=district_municipality, district=self.district or "", findings=self.findings,
+                toponyms=toponyms or ToponymList.shipped(), living_person_declaration=living_person_declaration,
+                ceased=ceased, law=law))
         elif self.kind == "extinction":
             extinct = self.municipalities[0]
             contents["lost"], extinction_versions, population = judge_extinction(
@@ -154,11 +155,12 @@ def judge_extinction(statute: Statute, on: date, request: dict[str, Any] | None,
                      registry: dict[str, Any]) -> tuple[list[str], dict[str, str], Any]:
     """Art. 37: extinction needs both the loss of an Art. 4 requirement (I) and two thirds of the voters (II).
 
-    The request of II is as the TRE certified it (`request`, Art. 37-II's judgement, recorded). A requirement is lost when the finding of its competent body shows it (Art. 37-I: "findings showing the
-    loss"). Art. 4-II compares the TRE's voters with the population: the IBGE's finding in the case, or else
-    the registry's population in force on the law's day (`registry`, the municipality's figures then),
-    which is returned so that the law records what it was judged on (None when the finding gave it). Returns
-    the items lost, the rule versions used and that population."""
+    The request of II is as the TRE certified it (`request`, Art. 37-II's judgement, recorded). A requirement is
+    lost when the finding of its competent body shows it (Art. 37-I: "findings showing the loss"). Art. 4-II
+    compares the TRE's voters with the population: the IBGE's finding in the case, or else the registry's
+    population in force on the law's day (`registry`, the municipality's figures then), which is returned so that
+    the law records what it was judged on (None when the finding gave it). Returns the items lost, the rule
+    versions used and that population."""
     if request is None or not request["holds"]:
         if request is None:
             raise refuse("art-37-II", "the request of two thirds of the registered voters is not certified by the TRE")

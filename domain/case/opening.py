@@ -214,8 +214,8 @@ def judge_federal_gate(statute: Statute, kind: str, on: date) -> dict[str, str]:
     closed_since, versions = gate_closed_since(statute, kind, on)
     if closed_since is not None:
         raise refuse("cf-art-18-par-4", Sentence(
-            "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on %(on)s "
-            "(EC 15/1996; STF ADPF 819)", since=closed_since.isoformat(), kind=Term(kind),
+            "since %(since)s a %(kind)s law needs the period of a federal complementary law, and none is open on "
+            "%(on)s (EC 15/1996; STF ADPF 819)", since=closed_since.isoformat(), kind=Term(kind),
             on=on.isoformat()),
                      gate_since=closed_since.isoformat())
     return versions
