@@ -167,7 +167,7 @@ class Run:
 
     @staticmethod
     def total(runs: list[Run]) -> Run:
-        """The runs' acts, events and seconds summed."""
+        """The runs' acts, events, seconds and CPU seconds summed."""
         return Run(sum(run.acts for run in runs), sum(run.events for run in runs), sum(run.seconds for run in runs),
                    sum(run.cpu for run in runs))
 

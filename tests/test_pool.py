@@ -191,8 +191,9 @@ def test_the_memory_store_reads_an_aggregate_s_later_events_by_version_as_the_da
 
 
 def test_the_application_saves_as_the_library_does_collecting_its_aggregates_by_their_class(memory_app):
-    """`Tramita.save` does the library's save without its protocol checks: the same events recorded, the same
-    recordings answered, the aggregate cached at its new version, and the library's own save steps unchanged."""
+    """`Tramita.save` does the library's save through the event store's `put`, without its protocol checks: the
+    same events recorded, the same recordings answered, the aggregate held at its new version; and the library's
+    save is still the steps it restates (should they change, base.py's save must be checked again)."""
     import inspect
 
     from eventsourcing.application import Application
