@@ -35,7 +35,8 @@ test: $(STAMP)
 ## then the same comparison counted in instructions, where valgrind is installed),
 ## rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), the scheduler's scan with 1,000 and
 ## 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn on SQLite) against the same acts
-## in-process, then the full verification of a signed, checkpointed log against the library's decoded read, and an
+## in-process, then a normal request while hostile clients hold the HTTP edge (nginx in front, the servers alone),
+## then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
 ## raw replay of the whole case, then the printable case file of a 1,000-event case against its JSON timeline,
 ## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL
@@ -47,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
 	$(BIN)/python bench/api_load.py
+	$(BIN)/python bench/edge.py
 	$(BIN)/python bench/verify.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/as_of.py
 	$(BIN)/python bench/dossier.py
