@@ -57,7 +57,7 @@ def documents() -> Documents:
 def read_upload(stream: object, limit: int, *, seconds: float = UPLOAD_SECONDS,
                 clock: Callable[[], float] = time.monotonic) -> bytes:
     """The body's bytes: 413 past `limit` (reading at most `limit` + 1 of them), 408 when they take longer than
-    `seconds` from the first read (a thread then waits at most one more read, tramita/serve.py's IO_TIMEOUT)."""
+    `seconds` from the first read (behind nginx the body has arrived whole before the app reads it)."""
     chunks, size, started = [], 0, clock()
     while size <= limit:
         chunk = stream.read(min(UPLOAD_CHUNK, limit + 1 - size))  # type: ignore[attr-defined]

@@ -67,12 +67,6 @@ def problem_document(status: int, detail: str, *, kind: str | None = None, **ext
     return body
 
 
-def problem_bytes(status: int, detail: str, *, kind: str | None = None, **extensions: Any) -> bytes:
-    """The problem as a response body, for answers given before the app is reached (tramita/serve.py: gunicorn's
-    own 400/414/431, and the loop's 408, 413, 400 and 503)."""
-    return json.dumps(problem_document(status, detail, kind=kind, **extensions), ensure_ascii=False).encode("utf-8")
-
-
 def problem(status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None,
             **extensions: Any) -> Response:
     """A problem+json response (`kind` names the problem type; by default the status phrase)."""

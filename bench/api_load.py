@@ -11,7 +11,7 @@ What is measured
 ----------------
 0. Set-up (untimed). In a temporary folder: a fresh SQLite database created by `tramita migrate`, Acre's
    registry seeded (`Tramita.seed_registry`), an `assembly-mesa` token issued (`Tramita.issue_token`); then
-   `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn, tramita's threaded workers unless
+   `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn's threaded workers unless
    GUNICORN_CMD_ARGS says otherwise, each with its own application) on that file, polled on `/health`.
 
 1. HTTP. C client threads (stdlib `http.client`, one connection each, kept alive when the server allows it)
