@@ -161,10 +161,11 @@ def test_each_article_is_registered_by_one_decorator_of_the_code():
     assert set(decorated()) == set(JUDGES)
 
 
-def python_files() -> list[Path]:
-    """The code's Python files in the order `git grep` lists them (by path), the tests aside."""
-    skipped = {".venv", "tests", "build", ".git"}
-    return sorted((path for path in REPO.rglob("*.py") if not skipped & set(path.relative_to(REPO).parts)),
+def searched_files() -> list[Path]:
+    """The repository's code and documents in the order `git grep` lists them (by path), the tests aside."""
+    skipped = {".venv", "tests", "build", ".git", "node_modules"}
+    return sorted((path for suffix in ("*.py", "*.md", "*.toml") for path in REPO.rglob(suffix)
+                   if not skipped & set(path.relative_to(REPO).parts)),
                   key=lambda path: path.relative_to(REPO).as_posix())
 
 
@@ -172,7 +173,7 @@ def python_files() -> list[Path]:
 def test_the_key_articles_each_lead_to_exactly_one_judge_which_a_search_for_the_id_finds_first(article):
     judge = judge_of(article)
     assert [a for a in JUDGES if JUDGES[a] is judge and a == article] == [article]
-    first = next(line for path in python_files() for line in path.read_text(encoding="utf-8").splitlines()
+    first = next(line for path in searched_files() for line in path.read_text(encoding="utf-8").splitlines()
                  if f'"{article}"' in line)
     assert first.strip().startswith("@judges(") and f'"{article}"' in first, (article, first)
 
