@@ -155,12 +155,41 @@ def _internal(host: str) -> bool:
 
 def internal_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Not an address of the public Internet: loopback, private, link-local, unspecified, and every other range
-    IANA does not route globally (shared 100.64.0.0/10, documentation, benchmarking, reserved) or multicast; an
-    IPv4 address written as IPv6 (`::ffff:127.0.0.1`) judged as the IPv4 one."""
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
+    IANA does not route globally (shared 100.64.0.0/10, documentation, benchmarking, reserved) or multicast. An IPv6
+    address that carries an IPv4 one (`embedded_ipv4`) is judged as that IPv4 address too: the network would deliver
+    to it (`[64:ff9b::7f00:1]` is 127.0.0.1 through NAT64)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address in _NAT64_LOCAL:  # RFC 8215: a translator of the deployment's own network, at any prefix length
+            return True
+        embedded = embedded_ipv4(address)
+        if embedded is not None:
+            if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d is only ever that IPv4 address
+                return internal_address(embedded)
+            if internal_address(embedded):
+                return True
     return not address.is_global or address.is_multicast
+
+
+#: NAT64's well-known prefix (RFC 6052) and the local-use one (RFC 8215), and IPv4-compatible addresses
+#: (RFC 4291, deprecated; the resolver and the kernel still take them).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries, which the network delivers to: IPv4-mapped (`::ffff:0:0/96`), 6to4
+    (`2002::/16`, bits 16-48), Teredo (`2001::/32`, the client: the last 32 bits inverted), NAT64 (`64:ff9b::/96`)
+    and IPv4-compatible (`::/96`), the last 32 bits; None for any other address."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]  # (server, client): the stdlib has already inverted the client's bits
+    if address in _NAT64 or address in _IPV4_COMPATIBLE:
+        return ipaddress.IPv4Address(address.packed[12:])
+    return None
 
 
 def parse_private_urls(text: str | None) -> bool:

@@ -215,7 +215,9 @@ def test_an_address_of_the_deployments_own_network_is_refused_unless_allowed(tmp
     harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
     harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
     try:
-        for url in ("http://127.0.0.1:8080/", "http://10.0.0.5/", "http://169.254.169.254/", "http://localhost/"):
+        for url in ("http://127.0.0.1:8080/", "http://10.0.0.5/", "http://169.254.169.254/", "http://localhost/",
+                    "http://[64:ff9b::7f00:1]/", "http://[2002:7f00:1::]/", "http://[::7f00:1]/",
+                    "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/"):  # 127.0.0.1 in NAT64, 6to4, ... forms
             response = harness.client.post("/subscriptions", json={"url": url}, headers=harness.headers("ibge"))
             assert (response.status_code, response.get_json()["field"]) == (422, "url"), url
         assert harness.client.post("/subscriptions", json={"url": "https://prazos.example.org/tramita"},

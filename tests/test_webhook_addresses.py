@@ -185,3 +185,33 @@ def test_connecting_over_every_address_of_a_name_takes_the_try_s_time_in_all_not
     finally:
         webhook.socket.create_connection = original
     assert given == [3.0]
+
+
+#: IPv6 addresses that carry 127.0.0.1 or 10.0.0.1, which the network delivers to: NAT64 (well-known and
+#: local-use prefixes), 6to4, Teredo (the client inverted), IPv4-compatible and IPv4-mapped.
+CARRYING_AN_INTERNAL_IPV4 = ["64:ff9b::7f00:1", "64:ff9b::a00:1", "64:ff9b:1::7f00:1", "2002:7f00:1::",
+                             "2002:a00:1:1::1", "2001:0:4136:e378:8000:63bf:80ff:fffe", "::7f00:1", "::a00:1",
+                             "::ffff:a00:1"]
+
+
+@pytest.mark.parametrize("address", CARRYING_AN_INTERNAL_IPV4)
+def test_a_subscription_to_an_ipv6_address_carrying_an_internal_ipv4_one_is_refused_naming_the_url(address):
+    with pytest.raises(InvalidActError, match="own network") as refused:
+        check_url(f"http://[{address}]/alerts", private=False)
+    assert refused.value.field == "url"
+
+
+@pytest.mark.parametrize("address", CARRYING_AN_INTERNAL_IPV4)
+def test_a_name_resolving_to_an_ipv6_address_carrying_an_internal_ipv4_one_is_not_connected_to(monkeypatch, address):
+    resolving_to(monkeypatch, address)
+    connected = []
+    monkeypatch.setattr(webhook.socket, "create_connection", lambda *a, **k: connected.append(a))
+    with pytest.raises(DeliveryError, match=rf"{NAME} resolves to {address}, an address of the deployment's own"):
+        post_signed(f"http://{NAME}/alerts", b"{}", {}, public_only=True)
+    assert connected == []
+
+
+@pytest.mark.parametrize("url", ["http://[64:ff9b::808:808]/", "http://[2002:808:808::1]/", "http://[::808:808]/",
+                                 "http://[::ffff:808:808]/"])
+def test_an_ipv6_address_carrying_a_public_ipv4_one_is_taken_as_that_public_address(url):
+    assert check_url(url, private=False) == url
