@@ -9,8 +9,9 @@ on PostgreSQL may run on several machines, all reach them with no shared file sy
 Content-addressed: a document is stored once however often it is uploaded (by anyone), and never changed or
 removed by tramita. Who uploaded it is kept beside it (`document_uploads`: the digest, the token's id, when).
 Every read hashes the bytes again: a stored document whose bytes no longer give its digest (or whose recorded size
-or type no longer matches them) is `DocumentAlteredError`, raised as a system alert (`document-altered`), and
-never served as if intact; a correct upload of the same bytes writes them back, and the alert stays.
+or type no longer matches them, or whose stored value is no longer bytes: text, a number) is `DocumentAlteredError`,
+raised as a system alert (`document-altered`), and never served as if intact; a correct upload of the same bytes
+writes them back, as bytes, and the alert stays.
 
 Who may read one: every token reads every case (domain/access.py), so a document cited by an act of any case is
 readable by every valid token, the auditors' included. One that no act cites yet is readable only by the tokens
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from audit.tables import DOCUMENT_DDL
+from audit.tables import DOCUMENT_DDL, count_of, read_text, text_of
 from domain.acts import Actor
 from infrastructure.store import Store, open_store
 
@@ -41,6 +42,18 @@ EXTENSIONS = {PDF: "pdf", PNG: "png", JPEG: "jpg"}
 #: Who records the alerts of the document store (the system's role).
 DOCUMENTS_ACTOR = Actor("tramita-documents", "scheduler")
 ALTERED = "document-altered"
+
+
+def _row_sql(dialect: str) -> str:
+    """A stored document's row as a read must take it whatever an administrator wrote in it: the type as text, the
+    size as an integer (NULL when it is not one), the value's bytes and the SQL type it is stored as. SQLite's
+    columns take any value (text that is not UTF-8 would make its driver raise): its bytes are read with its type;
+    PostgreSQL's `bytea` holds bytes only."""
+    if dialect == "sqlite":
+        return (f"SELECT {text_of(dialect, 'media_type')}, {count_of(dialect, 'size')}, CAST(content AS BLOB), "
+                "typeof(content) FROM documents WHERE sha256 = ?")
+    return "SELECT media_type, size, content, 'blob' FROM documents WHERE sha256 = ?"
+
 
 def media_type_of(content: bytes) -> str | None:
     """The document type the bytes are, by their magic (None: not a PDF, PNG or JPEG)."""
@@ -122,7 +135,7 @@ class DocumentStore:
         document = StoredDocument(digest, media_type, len(content))
         at, found = now.isoformat(), None
         with self._connection() as store, store.transaction() as tx:
-            rows = tx.execute("SELECT media_type, size, content FROM documents WHERE sha256 = ?", (digest,)).fetchall()
+            rows = tx.execute(_row_sql(store.dialect), (digest,)).fetchall()
             if not rows:
                 tx.execute("INSERT INTO documents (sha256, media_type, size, content, stored_at) "
                            "VALUES (?, ?, ?, ?, ?)", (digest, media_type, len(content), content, at))
@@ -147,15 +160,14 @@ class DocumentStore:
     def read(self, digest: str) -> tuple[StoredDocument, bytes] | None:
         """The document and its bytes, checked: DocumentAlteredError when they no longer match; None if absent."""
         with self._connection() as store:
-            rows = store.query("SELECT media_type, size, content FROM documents WHERE sha256 = ?", (digest,))
+            rows = store.query(_row_sql(store.dialect), (digest,))
         if not rows:
             return None
-        media_type, size, content = rows[0]
-        content = bytes(content)
-        document = StoredDocument(digest, media_type, int(size))
+        media_type, size, content, stored_as = _fields(rows[0])
+        document = StoredDocument(digest, media_type or "", size if size is not None else -1)
         found = _altered(document, rows[0])
         if found is not None:
-            raise DocumentAlteredError(digest, found, _why(document, content, found))
+            raise DocumentAlteredError(digest, found, _why(document, content, found, stored_as))
         return document, content
 
     def uploaded_by(self, digest: str, token_id: str) -> bool:
@@ -170,16 +182,25 @@ class DocumentStore:
             self._opened, self._idle = [], []
 
 
+def _fields(row: tuple[Any, ...]) -> tuple[str | None, int | None, bytes, str]:
+    """A row `_row_sql` read: its type (None: not text), size (None: not an integer), bytes and SQL type."""
+    size = row[1] if isinstance(row[1], int) and not isinstance(row[1], bool) else None
+    return read_text(row[0]), size, bytes(row[2]) if row[2] is not None else b"", str(row[3])
+
+
 def _altered(document: StoredDocument, row: tuple[Any, ...]) -> str | None:
-    """The digest the stored row's bytes give, when the row no longer is `document` (None: it is intact)."""
-    media_type, size, content = row[0], int(row[1]), bytes(row[2])
+    """The digest the stored row's bytes give, when the row no longer is `document` (None: it is intact): a value
+    stored as anything but bytes is altered even when its bytes would give the digest."""
+    media_type, size, content, stored_as = _fields(row)
     found = hashlib.sha256(content).hexdigest()
-    if found != document.sha256 or size != len(content) or media_type_of(content) != media_type:
+    if stored_as != "blob" or found != document.sha256 or size != len(content) or media_type_of(content) != media_type:
         return found
     return None
 
 
-def _why(document: StoredDocument, content: bytes, found: str) -> str:
+def _why(document: StoredDocument, content: bytes, found: str, stored_as: str = "blob") -> str:
+    if stored_as != "blob":
+        return f"its stored value is {stored_as}, not bytes"
     if found != document.sha256:
         return f"its stored bytes give SHA-256 {found}, not the digest it was stored under"
     if document.size != len(content):

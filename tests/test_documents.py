@@ -269,3 +269,45 @@ def test_the_export_lists_each_document_and_the_offline_check_proves_the_files(a
     (folder / "laudo.pdf").write_bytes(PDF.replace(b"Catalog", b"Katalog"))
     changed = check("--documents", str(folder))
     assert changed.returncode == 1 and sha(PDF) in changed.stdout, changed.stdout
+
+
+@pytest.fixture
+def sqlite_api(new_database_url):  # noqa: ANN001, ANN201
+    """The API on a SQLite file: its columns take a value of any type, which an administrator may write."""
+    harness = ApiHarness(new_database_url("sqlite"), signer=Signer.generate("tramita.test/acre"))
+    for role in ("ibge", "tre", "governor", "auditor"):
+        harness.token(role)
+    yield harness
+    harness.close()
+
+
+@pytest.mark.parametrize("edit", ["CAST(content AS TEXT)", "replace(content, 'Catalog', 'Katalog')"])
+def test_a_document_rewritten_as_text_is_reported_altered_and_an_upload_of_the_original_repairs_it(sqlite_api, edit):
+    api = sqlite_api
+    attached_finding(api)
+    with api.store.transaction() as tx:
+        tx.execute(f"UPDATE documents SET content = {edit} WHERE sha256 = ?", (sha(PDF),))
+    assert api.store.query("SELECT typeof(content) FROM documents WHERE sha256 = ?", (sha(PDF),)) == [("text",)]
+    before = api.notifications()
+    response = api.get(f"/documents/{sha(PDF)}")
+    assert response.status_code == 500 and response.mimetype == "application/problem+json"
+    assert response.get_json()["type"].endswith("/document-altered") and b"%PDF" not in response.data
+    assert api.notifications() == before + 1  # the system alert, as for bytes that no longer give the digest
+    api.projector.catch_up()
+    alerts = [a for a in api.get("/alerts").get_json()["items"] if a["kind"] == "document-altered"]
+    assert len(alerts) == 1 and sha(PDF) in alerts[0]["subject"] and "not bytes" in alerts[0]["message"]
+    assert upload(api, PDF).status_code == 200  # the original bytes, uploaded again, replace the altered value
+    assert api.store.query("SELECT typeof(content) FROM documents WHERE sha256 = ?", (sha(PDF),)) == [("blob",)]
+    repaired = api.get(f"/documents/{sha(PDF)}")
+    assert repaired.status_code == 200 and repaired.data == PDF
+
+
+def test_a_document_whose_recorded_size_is_not_a_number_is_reported_altered(sqlite_api):
+    api = sqlite_api
+    attached_finding(api)
+    with api.store.transaction() as tx:
+        tx.execute("UPDATE documents SET size = 'muitos' WHERE sha256 = ?", (sha(PDF),))
+    response = api.get(f"/documents/{sha(PDF)}")
+    assert response.status_code == 500 and response.get_json()["type"].endswith("/document-altered")
+    assert upload(api, PDF).status_code == 200
+    assert api.get(f"/documents/{sha(PDF)}").data == PDF
