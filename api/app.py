@@ -11,6 +11,8 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
   deployment's own network (loopback, private, link-local), for a closed network (docs/api.md).
 - `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
   (`api/documents.py`).
+- `TRAMITA_PUBLIC_URL` (default `http://127.0.0.1:8000`): the address feed URLs are built on, never the request's
+  `Host`; `TRAMITA_TOKEN_FAILURES_PER_MINUTE` (default 20): wrong tokens an address may send (`api/http.py`).
 
 One application per process (each server worker builds its own after forking, through tramita/web.py). The event
 tables are created by `tramita migrate`, never by a worker.
@@ -24,8 +26,9 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import Flask, Response, send_from_directory
+from flask import Flask, Response, request, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
 
@@ -39,7 +42,10 @@ from domain.subscriptions import parse_private_urls
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
             "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
-            "TRAMITA_MAX_DOCUMENT_BYTES": str(DEFAULT_MAX_DOCUMENT_BYTES)}
+            "TRAMITA_MAX_DOCUMENT_BYTES": str(DEFAULT_MAX_DOCUMENT_BYTES),
+            "TRAMITA_PUBLIC_URL": "http://127.0.0.1:8000", "TRAMITA_TOKEN_FAILURES_PER_MINUTE": "20"}
+#: The most failed token checks per address and minute a deployment may allow.
+TOKEN_FAILURES_CEILING = 100_000
 #: The largest body limit accepted (a body is read into memory whole).
 MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024
 
@@ -106,11 +112,34 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9]{1,12}", raw_document) or not 1 <= int(raw_document) <= MAX_DOCUMENT_BYTES_CEILING:
         raise ValueError(f"TRAMITA_MAX_DOCUMENT_BYTES: {merged['TRAMITA_MAX_DOCUMENT_BYTES']!r} is not a number of "
                          f"bytes from 1 to {MAX_DOCUMENT_BYTES_CEILING}")
+    raw_failures = merged["TRAMITA_TOKEN_FAILURES_PER_MINUTE"].strip()
+    if not re.fullmatch(r"[0-9]{1,6}", raw_failures) or not 1 <= int(raw_failures) <= TOKEN_FAILURES_CEILING:
+        raise ValueError(f"TRAMITA_TOKEN_FAILURES_PER_MINUTE: {merged['TRAMITA_TOKEN_FAILURES_PER_MINUTE']!r} is not "
+                         f"a number of failed token checks from 1 to {TOKEN_FAILURES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
     private = parse_private_urls(merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS"))
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
             "max_body_bytes": int(raw_limit), "subscription_private_urls": private,
-            "max_document_bytes": int(raw_document)}
+            "max_document_bytes": int(raw_document), "public_url": public_url(merged["TRAMITA_PUBLIC_URL"]),
+            "token_failures_per_minute": int(raw_failures)}
+
+
+def public_url(text: str) -> str:
+    """TRAMITA_PUBLIC_URL: the address people and calendar programs reach the API at (`https://tramita.ac.gov.br`),
+    from which feed and page addresses are built, never from the request's `Host` (which the client writes).
+    http(s), a host, no path, query or fragment; returned without a trailing slash."""
+    value = text.strip()
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - read to refuse a port that is no number, or beyond 65535
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or "?" in value or "#" in value or parts.username is not None \
+            or not value.isascii() or not value.isprintable() or " " in value:
+        raise ValueError(f"TRAMITA_PUBLIC_URL: {text[:80]!r} is not an http:// or https:// address with a host and "
+                         "no path, query or fragment (e.g. https://tramita.ac.gov.br)")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit: Any, documents: Any) -> Flask:
@@ -169,16 +198,31 @@ SWAGGER_PAGE = """<!doctype html>
 <link rel="stylesheet" href="/docs/static/swagger-ui.css"></head>
 <body><div id="swagger-ui"></div>
 <script src="/docs/static/swagger-ui-bundle.js"></script>
-<script>window.ui = SwaggerUIBundle({url: "/openapi.json", dom_id: "#swagger-ui"});</script>
+<script src="/docs/swagger-init.js"></script>
 </body></html>
 """
+#: `/docs` runs Swagger UI's script and style, from this site only (the bundle and api/static/swagger-init.js).
+DOCS_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
+               "frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+#: What a browser is shown of the API's own description: the viewer, its files and the OpenAPI document.
+DOCS_ENDPOINTS = {"docs", "docs_static", "docs_init", "api-docs.openapi_json"}
 
 
 def _register_docs(flask: Flask) -> None:
-    """`/docs`: Swagger UI from the swagger-ui-bundle package, so it works with no network."""
+    """`/docs`: Swagger UI from the swagger-ui-bundle package, so it works with no network; it, its files and
+    `/openapi.json` carry the pages' security headers (never framed, scripts and styles from this site only)."""
     from swagger_ui_bundle import swagger_ui_path
+
+    from api.pages.views import HERE, secure
 
     flask.add_url_rule("/docs", "docs", lambda: Response(SWAGGER_PAGE, mimetype="text/html"))
     flask.add_url_rule("/docs/static/<path:filename>", "docs_static",
                        lambda filename: send_from_directory(swagger_ui_path, filename))
+    flask.add_url_rule("/docs/swagger-init.js", "docs_init",
+                       lambda: send_from_directory(HERE / "static", "swagger-init.js"))
 
+    @flask.after_request
+    def docs_headers(response: Response) -> Response:
+        if request.endpoint in DOCS_ENDPOINTS:
+            secure(response, DOCS_POLICY)
+        return response

@@ -12,7 +12,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import re
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -26,12 +30,13 @@ from api.body import json_body
 from api.errors import Problem
 from domain.access import IdempotentRequest
 from domain.application import Acted, Tramita
+from domain.errors import AuthenticationError
 from infrastructure.store import Store
 
 #: Endpoints anyone may read: liveness, the OpenAPI document and its offline viewer, and the audit log's public
 #: commitments (signed checkpoints, the verifier key, consistency proofs: sizes and hashes, nothing of a case).
-PUBLIC_ENDPOINTS = {"health.health", "api-docs.openapi_json", "docs", "docs_static", "audit.checkpoint_key",
-                    "audit.latest_checkpoint", "audit.checkpoint_of_size", "audit.consistency",
+PUBLIC_ENDPOINTS = {"health.health", "api-docs.openapi_json", "docs", "docs_static", "docs_init",
+                    "audit.checkpoint_key", "audit.latest_checkpoint", "audit.checkpoint_of_size", "audit.consistency",
                     "subscriptions.feed"}  # a calendar feed: its secret address is its credential (docs/api.md)
 MAX_IDEMPOTENCY_KEY = 255
 
@@ -57,17 +62,74 @@ SESSION_READS = {"cases.export_case", "cases.get_case", "cases.case_events", "ca
 def authenticate() -> None:
     """Before every request but the public ones: the bearer token names the actor (401 otherwise). The pages
     (blueprint `pages`) check their own session (api/pages/views.py); the reads in SESSION_READS take the
-    session's token when no `Authorization` header is sent."""
+    session's token when no `Authorization` header is sent. An address that sent too many wrong tokens within a
+    minute is refused (429, `TokenFailures`) before its token is even checked; a right token never counts."""
     if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in PUBLIC_ENDPOINTS \
             or request.blueprint == "pages":
         return
     scheme, _sep, credentials = request.headers.get("Authorization", "").partition(" ")
     bearer = credentials.strip() if scheme.lower() == "bearer" else None
+    guessed = bool(bearer)  # a token sent and refused is a guess; none, or a session's, guesses nothing
     if bearer is None and not scheme and request.method == "GET" and request.endpoint in SESSION_READS:
         session_bearer = current_app.extensions.get("tramita.session_bearer")
         bearer = session_bearer() if session_bearer else None
-    actor, token_id = tramita().actor_for(bearer)
+    failures = current_app.extensions.get("tramita.token_failures")
+    if failures is None:  # one table per worker's app, made at its first checked request
+        failures = current_app.extensions.setdefault("tramita.token_failures",
+                                                     TokenFailures(settings()["token_failures_per_minute"]))
+    address = request.remote_addr or ""
+    wait = failures.wait(address)
+    if wait is not None:
+        raise Problem(429, _("Too many wrong tokens from this address: try again in %(seconds)s seconds",
+                             seconds=wait), kind="too-many-token-failures", field="Authorization",
+                      headers={"Retry-After": str(wait)})
+    try:
+        actor, token_id = tramita().actor_for(bearer)
+    except AuthenticationError:
+        if guessed:
+            failures.failed(address)
+        raise
     g.actor, g.token_id = actor, str(token_id)
+
+
+#: Seconds of the window in which an address's failed token checks are counted.
+FAILURE_WINDOW = 60.0
+#: Addresses one worker keeps count of at most; beyond, the one counted longest ago is forgotten first.
+MAX_COUNTED_ADDRESSES = 10_000
+
+
+class TokenFailures:
+    """Failed token checks per client address, at most `per_minute` in a window of FAILURE_WINDOW seconds from an
+    address's first failure; past that the address is refused (429) until the window ends, so that guessing tokens
+    takes more than a worker's time. In memory, per worker, at most MAX_COUNTED_ADDRESSES addresses (the oldest
+    window forgotten first). `clock`: seconds, monotonic (tests pass their own)."""
+
+    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.monotonic,
+                 size: int = MAX_COUNTED_ADDRESSES) -> None:
+        self.per_minute, self.clock, self.size = per_minute, clock, size
+        self.counted: OrderedDict[str, tuple[float, int]] = OrderedDict()  # address -> (window's start, failures)
+        self.lock = threading.Lock()
+
+    def wait(self, address: str) -> int | None:
+        """Whole seconds until `address` may try a token again; None when it may now."""
+        with self.lock:
+            started, count = self.counted.get(address, (0.0, 0))
+            left = started + FAILURE_WINDOW - self.clock()
+            if left <= 0:
+                self.counted.pop(address, None)
+                return None
+            return max(1, math.ceil(left)) if count >= self.per_minute else None
+
+    def failed(self, address: str) -> None:
+        """One more failed token check from `address`."""
+        with self.lock:
+            now = self.clock()
+            started, count = self.counted.pop(address, (now, 0))
+            if started + FAILURE_WINDOW <= now:
+                started, count = now, 0
+            self.counted[address] = (started, count + 1)  # last: the address that failed last is forgotten last
+            while len(self.counted) > self.size:
+                self.counted.popitem(last=False)
 
 
 def competent(act: str, *, if_match: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -122,7 +122,7 @@ def open_feed(data: dict[str, Any] | None):  # noqa: ANN201
     acted = app.idempotently(idempotent_request("feed-opened"), lambda: app.subscribe(
         g.actor, token_id=g.token_id, channel=CALENDAR, **data).acted)
     subscribed = app.subscribed(acted.case_id)
-    return (shown(subscribed.subscription, feed_url=request.host_url.rstrip("/") + feed_path(subscribed)), 201,
+    return (shown(subscribed.subscription, feed_url=settings()["public_url"] + feed_path(subscribed)), 201,
             replay_headers(acted))
 
 
