@@ -1,5 +1,6 @@
 """The audit record's tables, on SQLite and PostgreSQL: the Merkle log's (what each holds: `audit/log.py`'s
-docstring) and the documents acts cite (`audit/documents.py`'s), all created by `tramita migrate`."""
+docstring), the documents acts cite (`audit/documents.py`'s) and the pages' ended sessions
+(`api/pages/session.py`'s), all created by `tramita migrate`."""
 
 DDL = {
     "sqlite": [
@@ -44,8 +45,15 @@ DOCUMENT_DDL = {
         "uploaded_at TEXT NOT NULL, PRIMARY KEY (sha256, token_id))",
     ],
 }
-for _dialect, _statements in DOCUMENT_DDL.items():
-    DDL[_dialect] = DDL[_dialect] + _statements
+#: The pages' sessions ended by signing out (api/pages/session.py): each session's id until the session would have
+#: expired anyway (`ends_at`, seconds since the epoch), then pruned.
+SESSION_DDL = {
+    "sqlite": ["CREATE TABLE IF NOT EXISTS ended_sessions (session_id TEXT PRIMARY KEY, ends_at INTEGER NOT NULL)"],
+    "postgresql": ["CREATE TABLE IF NOT EXISTS ended_sessions (session_id TEXT PRIMARY KEY, ends_at BIGINT NOT NULL)"],
+}
+for _extra in (DOCUMENT_DDL, SESSION_DDL):
+    for _dialect, _statements in _extra.items():
+        DDL[_dialect] = DDL[_dialect] + _statements
 
 
 def text_of(dialect: str, column: str) -> str:

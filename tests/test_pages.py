@@ -90,7 +90,7 @@ def test_the_session_cookie_does_not_hold_the_token_readably(api):
     document = json.loads(zlib.decompress(raw) if compressed else raw)
     secret = AccessToken.parse(token)[1]  # the secret is URL-safe base64, which may itself hold "_"
     assert secret not in json.dumps(document) and token not in json.dumps(document)
-    assert set(document) == {"token", "signed_in_at", "csrf", "_permanent"}
+    assert set(document) == {"token", "signed_in_at", "id", "ends_at", "csrf", "_permanent"}
 
 
 @pytest.mark.parametrize(("after", "signed_in"), [

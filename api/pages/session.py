@@ -9,6 +9,13 @@ it is decrypted and authenticated again exactly as a bearer token is, so a revok
 session at once. A session lasts TRAMITA_SESSION_HOURS (default 8) from the sign-in, however active it is; then
 the reader signs in again.
 
+Signing out ends the session on the server too: each session has a random id in the signed cookie, and signing out
+(or signing in again over it) records that id in the table `ended_sessions` of the read models' database until the
+session would have expired anyway (then the row is pruned). A cookie whose id is recorded there is refused as
+signed out, on the pages and on the API's reads alike, so a copy of the cookie kept after signing out is worth
+nothing. A database administrator who deletes the row revives the session until it expires: the cookie's own
+signature and lifetime still bind it, and the token is authenticated again on every request.
+
 The session key is TRAMITA_SESSION_KEY, a file holding random bytes (default `var/tramita-session.key`, created
 0600 at the first sign-in, refused when others can read it). Every worker of a deployment reads the same file, so
 a session signed by one is read by all; replacing the file ends every session.
@@ -21,6 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import secrets
 import threading
 from collections.abc import Mapping
@@ -156,26 +164,50 @@ def csrf_holds() -> bool:
 
 
 def start(token: str, now: datetime) -> None:
-    """A new session for `token` (already authenticated): everything of the previous session dropped, a new CSRF
-    token (a token planted before the sign-in is worth nothing after it)."""
-    session.clear()
+    """A new session for `token` (already authenticated): the previous session of this browser ended on the server
+    and everything of it dropped, a new id, a new CSRF token (a token planted before the sign-in is worth nothing
+    after it). When it ends is fixed now: raising TRAMITA_SESSION_HOURS later lengthens only the sessions after."""
+    end(now)
     session.permanent = True
     session["token"] = _fernet().encrypt(token.encode("utf-8")).decode("ascii")
     session["signed_in_at"] = now.timestamp()
+    session["id"] = secrets.token_urlsafe(24)
+    session["ends_at"] = (now + lifetime()).timestamp()
     session[CSRF_FIELD] = secrets.token_urlsafe(32)
 
 
-def end() -> None:
+def end(now: datetime | None = None) -> None:
+    """End the session: on the server (its id recorded as ended until it would have expired anyway, the ended ones
+    whose time has passed pruned), then in this browser. Signing out, signing in again, and a session whose token
+    no longer holds all end here; one that has expired or has no id needs no record."""
+    now = now if now is not None else current_app.extensions["tramita"].clock()
+    session_id, ends_at = session.get("id"), session.get("ends_at")
+    if isinstance(session_id, str) and isinstance(ends_at, (int, float)) and now.timestamp() < ends_at:
+        # One statement each, committed on its own: the read models' connection is shared by the worker's threads.
+        store = current_app.extensions["tramita.store"]
+        store.query("INSERT INTO ended_sessions (session_id, ends_at) VALUES (?, ?) ON CONFLICT (session_id) "
+                    "DO NOTHING", (session_id, math.ceil(ends_at)))
+        store.query("DELETE FROM ended_sessions WHERE ends_at <= ?", (math.floor(now.timestamp()),))
     session.clear()
+
+
+def _ended(session_id: str) -> bool:
+    store = current_app.extensions["tramita.store"]
+    return bool(store.query("SELECT 1 FROM ended_sessions WHERE session_id = ?", (session_id,)))
 
 
 def token_of_session(now: datetime) -> str | None:
     """The token this session was started with, while the session lasts; None when there is none, it is no
-    longer readable (another key) or it has outlived its lifetime."""
+    longer readable (another key), it has outlived its lifetime, it was signed out (its id is in `ended_sessions`)
+    or it has no id (a cookie from before sessions had one)."""
     sealed, since = session.get("token"), session.get("signed_in_at")
-    if not isinstance(sealed, str) or not isinstance(since, (int, float)):
+    session_id, ends_at = session.get("id"), session.get("ends_at")
+    if not isinstance(sealed, str) or not isinstance(since, (int, float)) or not isinstance(session_id, str) \
+            or not isinstance(ends_at, (int, float)):
         return None
-    if now.timestamp() - since >= lifetime().total_seconds():
+    if now.timestamp() - since >= lifetime().total_seconds() or now.timestamp() >= ends_at:
+        return None
+    if _ended(session_id):
         return None
     try:
         return _fernet().decrypt(sealed.encode("ascii")).decode("utf-8")
