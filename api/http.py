@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import ipaddress
 import json
 import math
 import re
@@ -63,7 +64,7 @@ def authenticate() -> None:
     """Before every request but the public ones: the bearer token names the actor (401 otherwise). The pages
     (blueprint `pages`) check their own session (api/pages/views.py); the reads in SESSION_READS take the
     session's token when no `Authorization` header is sent. An address that sent too many wrong tokens within a
-    minute is refused (429, `TokenFailures`) before its token is even checked; a right token never counts."""
+    minute has its tokens refused (429, `TokenFailures`) before they are even checked; a right token never counts."""
     if request.method == "OPTIONS" or request.endpoint is None or request.endpoint in PUBLIC_ENDPOINTS \
             or request.blueprint == "pages":
         return
@@ -77,8 +78,8 @@ def authenticate() -> None:
     if failures is None:  # one table per worker's app, made at its first checked request
         failures = current_app.extensions.setdefault("tramita.token_failures",
                                                      TokenFailures(settings()["token_failures_per_minute"]))
-    address = request.remote_addr or ""
-    wait = failures.wait(address)
+    address = counted_address(request.remote_addr) if guessed else None  # without a token, 401: nothing guessed
+    wait = failures.wait(address) if address is not None else None
     if wait is not None:
         raise Problem(429, _("Too many wrong tokens from this address: try again in %(seconds)s seconds",
                              seconds=wait), kind="too-many-token-failures", field="Authorization",
@@ -86,10 +87,23 @@ def authenticate() -> None:
     try:
         actor, token_id = tramita().actor_for(bearer)
     except AuthenticationError:
-        if guessed:
+        if address is not None:
             failures.failed(address)
         raise
     g.actor, g.token_id = actor, str(token_id)
+
+
+def counted_address(remote: str | None) -> str | None:
+    """The client address whose wrong tokens are counted: the connection's, never a header a client can write
+    (`X-Forwarded-For`). None for loopback or no IP address (a Unix socket): that is nginx in front (docs/nginx.conf
+    proxies from 127.0.0.1), which every client shares and which limits each one itself (`limit_req`); counting
+    it would let one client's wrong tokens lock every other out."""
+    try:
+        address = ipaddress.ip_address(remote or "")
+    except ValueError:
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return None if (mapped or address).is_loopback else str(address)
 
 
 #: Seconds of the window in which an address's failed token checks are counted.
@@ -226,7 +240,9 @@ IF_MATCH = {"in": "header", "name": "If-Match", "required": True,
 
 
 def errors_doc(statuses: list[int], **doc: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Document the error statuses an operation gives (each a problem+json response component)."""
+    """Document the error statuses an operation gives (each a problem+json response component); one that takes
+    a token (401) may also be 429, to an address that sent too many wrong ones (`TokenFailures`)."""
+    statuses = sorted({*statuses, *([429] if 401 in statuses else [])})
     responses = {str(status): HTTPStatus(status).name for status in statuses}
     return Blueprint.doc(responses=responses, **doc)
 

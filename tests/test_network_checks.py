@@ -104,6 +104,7 @@ def test_an_address_that_sent_too_many_wrong_tokens_is_refused_with_429_until_th
         "Too many wrong tokens from this address: try again in 40 seconds")
     right = api.client.get("/cases", headers=api.headers("auditor"), environ_base=ATTACKER)
     assert right.status_code == 429  # not even a right token is checked: a guess would otherwise tell
+    assert api.client.get("/cases", environ_base=ATTACKER).status_code == 401  # no token: nothing to guess
     assert api.client.get("/cases", headers=api.headers("auditor"), environ_base=COLLEAGUE).status_code == 200
     now[0] += FAILURE_WINDOW - 20
     assert api.client.get("/cases", headers=api.headers("auditor"), environ_base=ATTACKER).status_code == 200
@@ -116,6 +117,22 @@ def test_right_tokens_and_requests_without_a_token_never_count(api):
         assert api.client.get("/cases", headers=api.headers("auditor"), environ_base=ATTACKER).status_code == 200
         assert api.client.get("/cases", environ_base=ATTACKER).status_code == 401
     assert [wrong_token(api, ATTACKER).status_code for _ in range(3)] == [401, 401, 429]
+
+
+def test_every_operation_that_takes_a_token_documents_its_429(api):
+    operations = [operation for path in api.client.get("/openapi.json").get_json()["paths"].values()
+                  for operation in path.values() if isinstance(operation, dict) and "responses" in operation]
+    assert operations and all(("429" in o["responses"]) is ("401" in o["responses"]) for o in operations)
+
+
+def test_wrong_tokens_through_the_loopback_nginx_shares_with_every_client_are_left_to_nginx_to_limit(api):
+    limited(api, 2)
+    for loopback in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
+        assert [wrong_token(api, {"REMOTE_ADDR": loopback}).status_code for _ in range(3)] == [401, 401, 401]
+    assert api.client.get("/cases", headers=api.headers("auditor")).status_code == 200
+    forwarded = {"X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.7"}
+    assert [wrong_token(api, COLLEAGUE, **forwarded).status_code for _ in range(3)] == [401, 401, 429]
+    assert api.client.get("/cases", headers=api.headers("auditor"), environ_base=ATTACKER).status_code == 200
 
 
 def test_the_limit_is_read_from_its_setting_and_the_table_of_addresses_stays_bounded(tmp_path):
