@@ -1,4 +1,5 @@
-"""Art. 17 par. ún. / Art. 32 par. ún.: a new municipality's or district's name must not repeat an existing one, nor designate a date.
+"""Art. 17 par. ún. / Art. 32 par. ún.: a new municipality's or district's name must not repeat an existing one, nor
+designate a date.
 
 The existing names are the shipped IBGE list (`statute/br-municipalities.csv`, described by
 `statute/br-municipalities.toml`) plus the names recorded later by acts (`ToponymList.with_names`).

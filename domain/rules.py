@@ -110,25 +110,28 @@ def check_signatures(statute: Statute, on: date, signatures: list[dict[str, Any]
                                           signature=index + 1, title=signature["title"], reason=check.said),
                          signature=index + 1)
         if check.state_code != state_code:
-            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s was not issued in Acre (state code "
-                                          "%(found)s, %(required)s required)", signature=index + 1, number=check.number,
-                                          found=check.state_code, required=state_code), signature=index + 1)
+            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s was not issued in Acre "
+                                          "(state code %(found)s, %(required)s required)", signature=index + 1,
+                                          number=check.number, found=check.state_code, required=state_code),
+                         signature=index + 1)
         if check.number in seen:
-            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s already signed as signature "
-                                          "%(first)s", signature=index + 1, number=check.number, first=seen[check.number] + 1),
+            raise refuse("art-8", Sentence("signature %(signature)s: voter title %(number)s already signed as "
+                                          "signature %(first)s", signature=index + 1, number=check.number,
+                                          first=seen[check.number] + 1),
                          signature=index + 1)
         seen[check.number] = index
         if signature["area"] not in per_area:
             raise InvalidActError(f"signatures[{index}].area", Sentence(
-                "%(area)r is not one of the petition's areas (%(areas)s)", area=signature["area"], areas=Listing(areas)))
+                "%(area)r is not one of the petition's areas (%(areas)s)", area=signature["area"],
+                areas=Listing(areas)))
         per_area[signature["area"]] += 1
     # Art. 8 par. ún. counts the caput's number in each district or area when the petition spans several.
     article = "art-8-par-unico" if len(per_area) > 1 else minimum.article
     for area, count in per_area.items():
         if not minimum.holds(count):
-            raise refuse(article, Sentence("area %(area)s has %(count)s valid signatures; %(comparison)s %(required)s are "
-                                          "required per district or area (Art. 8 par. ún.)", area=area, count=count,
-                                          comparison=minimum.comparison_words, required=minimum.value),
+            raise refuse(article, Sentence("area %(area)s has %(count)s valid signatures; %(comparison)s %(required)s "
+                                          "are required per district or area (Art. 8 par. ún.)", area=area,
+                                          count=count, comparison=minimum.comparison_words, required=minimum.value),
                          area=area, required=minimum.value, found=count)
     judgement.figures = {"signatures_per_area": per_area}
     return judgement
@@ -243,8 +246,8 @@ def judge_extinction_request(statute: Statute, on: date, valid_signatures: Any, 
                          "share": percent(Fraction(valid, registered)), "required_share": rule.value}
     if not judgement.holds:
         judgement.said.append(Sentence(
-            "%(valid)s valid signatures are %(share)s of the %(registered)s registered voters; %(comparison)s %(required)s "
-            "are required", valid=valid, share=percent(Fraction(valid, registered), share(rule.value)),
+            "%(valid)s valid signatures are %(share)s of the %(registered)s registered voters; %(comparison)s "
+            "%(required)s are required", valid=valid, share=percent(Fraction(valid, registered), share(rule.value)),
             registered=registered, comparison=rule.comparison_words, required=rule.value))
     return judgement
 
@@ -314,8 +317,8 @@ def judge_dispensation(statute: Statute, on: date, kind: str, net_areas: dict[st
             continue
         total = total_areas.get(code)
         if total is None or total == 0:
-            raise refuse("art-1-I", Sentence("the area of %(name)s is not known in the registry on %(on)s; record it (IBGE) "
-                                                "before judging the dispensation", name=names.get(code, code),
+            raise refuse("art-1-I", Sentence("the area of %(name)s is not known in the registry on %(on)s; record it "
+                                                "(IBGE) before judging the dispensation", name=names.get(code, code),
                                                 on=on.isoformat()), municipality=code)
         bracket = next(b for b in brackets.value if "up_to_km2" not in b or total <= Decimal(b["up_to_km2"]))
         limit = share(bracket["max_net_share"])

@@ -59,8 +59,9 @@ def persistence_env(database_url: str, *, create_table: bool = True) -> dict[str
     - `schema=public`: where the tables are (the schema must exist).
 
     Every one of these is written out, so POSTGRES_* variables that the process environment may carry
-    (the library reads them too) do not change the store the URL names. `create_table=False` sets the library's CREATE_TABLE=n for
-    SQLite and PostgreSQL: the tables are then created once (by `tramita migrate`), not by every worker.
+    (the library reads them too) do not change the store the URL names. `create_table=False` sets the library's
+    CREATE_TABLE=n for SQLite and PostgreSQL: the tables are then created once (by `tramita migrate`), not by
+    every worker.
     """
     if database_url in ("memory://", "memory:"):
         return {"PERSISTENCE_MODULE": MEMORY_FACTORY}

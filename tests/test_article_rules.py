@@ -632,7 +632,8 @@ def test_a_representation_over_two_municipalities_with_30_signatures_in_each_are
     assert app.get_case(opened.number).signatures_per_area == {FEIJO: 30, TARAUACA: 30}
 
 
-# ============================================================================== Art. 9 (Governor's or Deputy's initiative)
+# ============================================================================== Art. 9 (Governor's or Deputy's
+#                                                                                initiative)
 
 
 @pytest.mark.parametrize("actor", [GOVERNOR, DEPUTY])
@@ -670,7 +671,8 @@ def test_a_governor_s_creation_petition_with_the_art_4_documents_opens_the_case(
 
 
 def requisition_received(app: Tramita) -> tuple[str, str]:
-    """The worked example of docs/law/deadlines.md: a requisition received on Fri 2025-10-17 is due on Tue 2025-11-18."""
+    """The worked example of docs/law/deadlines.md: a requisition received on Fri 2025-10-17 is due on Tue
+    2025-11-18."""
     case = open_by_voters(app, date(2025, 10, 14), signatures(30, FEIJO)).number
     requisition = app.issue_requisition(case, MESA, date(2025, 10, 15), body="ibge", items=["art-4-I"]).result
     app.receive_requisition(case, MESA, date(2025, 10, 17), requisition=requisition)
@@ -1065,7 +1067,8 @@ def test_no_plebiscite_follows_while_an_interested_council_has_not_decided():
 def test_a_council_approves_only_with_yes_votes_above_half_of_its_total_seats(article, seats, yes, approved):
     judgement = judge_council(STATUTE, date(2026, 3, 5), article, seats, yes)
     assert judgement.holds is approved
-    assert judgement.versions == {f"{article}.council-majority-of-seats": f"{article}.council-majority-of-seats@1991-12-18"}
+    assert judgement.versions == {
+        f"{article}.council-majority-of-seats": f"{article}.council-majority-of-seats@1991-12-18"}
     if not approved:
         assert judgement.reasons == [f"{yes} YES of {seats} seats is not an absolute majority of the council's members"]
 
@@ -1431,7 +1434,8 @@ def test_an_archived_case_takes_no_further_act():
             article="art-11", error=ActOutOfOrderError, contains=("archived",))
 
 
-# ============================================================================== further boundaries (Art. 1-I, 4-VI, 5, 14-16, 26, 30, 38)
+# ============================================================================== further boundaries (Art. 1-I, 4-VI, 5,
+#                                                                                14-16, 26, 30, 38)
 
 
 def test_an_incorporation_can_never_be_dispensed_from_its_plebiscite():
@@ -1876,7 +1880,8 @@ def test_a_new_municipality_named_1o_de_maio_is_refused_as_a_date():
     law_refused(app, case, "art-17-par-unico", "designates a date", name="1º de Maio")
 
 
-# ============================================================================== defects found while writing these tests, now fixed
+# ============================================================================== defects found while writing these
+#                                                                                tests, now fixed
 
 
 def test_a_dismemberment_into_a_municipality_whose_area_is_unknown_is_dispensed_when_the_ceding_share_is_small():

@@ -8,12 +8,15 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
-from domain.access import COMPETENCE_ENTRIES, READ_ONLY_ROLES, AccessToken, IssuedToken, bodies_competent_for, competent_roles
+from domain.access import (
+    COMPETENCE_ENTRIES, READ_ONLY_ROLES, AccessToken, IssuedToken, bodies_competent_for, competent_roles,
+)
 from domain.acts import Actor
 from domain.application.base import ApplicationBase
 from domain.case import KINDS
 from domain.errors import (
-    AuthenticationError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, Listing, OR, Sentence,
+    AuthenticationError, CaseNotFoundError, IncompetentBodyError, InvalidActError, LegalRuleError, Listing, OR,
+    Sentence,
 )
 from domain.lifecycle import lifecycle_of
 

@@ -8,7 +8,8 @@ that closed its stage (`until`; the step's `closed_citing` when its own article 
 "between the creation and the installation" does), or the act itself when done once; the named condition's
 article (`when`; the step's `unmet_citing` when its own article states the condition, as Art. 11's "atendidos os
 requisitos" does); the step's article when a condition ends it (`unless`). `next_acts` answers, from the same data
-and the same check, what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay with each act.
+and the same check, what may be recorded now. The substantive judgements (figures, votes, names, dates, gates) stay
+with each act.
 """
 
 from __future__ import annotations
@@ -159,9 +160,10 @@ class Admission:
         """The case took its final act (the archive) or met a final condition (concluded): no act may follow."""
         for act in lifecycle.ends:
             if last := self._recorded(catalogue, act):
-                return ActOutOfOrderError(article, Sentence("case %(number)s took its final act, %(act)s (%(label)s), on %(on)s; "
-                                                           "no act may be recorded", number=self.number, act=act,
-                                                           label=catalogue[act].label, on=last.isoformat()), final=act)
+                return ActOutOfOrderError(article, Sentence("case %(number)s took its final act, %(act)s (%(label)s), "
+                                                           "on %(on)s; no act may be recorded", number=self.number,
+                                                           act=act, label=catalogue[act].label, on=last.isoformat()),
+                                          final=act)
         for name in lifecycle.ends_when:
             verdict = self._verdict(name, statute, on)
             if verdict.holds:
@@ -184,8 +186,9 @@ class Admission:
             step = version.step(act)
             if step is not None:
                 return RuleNotInForceError(step.article, Sentence(
-                    "no version of the %(kind)s lifecycle in force on %(on)s orders %(act)s; the version in force from %(since)s "
-                    "does", kind=Term(self.kind), on=on.isoformat(), act=act, since=version.effective_from.isoformat()),
+                    "no version of the %(kind)s lifecycle in force on %(on)s orders %(act)s; the version in force from "
+                    "%(since)s does", kind=Term(self.kind), on=on.isoformat(), act=act,
+                    since=version.effective_from.isoformat()),
                     act=act, on=on.isoformat())
         kinds = [kind for kind in KINDS if _orders(statute, kind, on, act)]
         where = (Sentence("it is an act of: %(kinds)s", kinds=Listing(Term(kind) for kind in kinds)) if kinds else
@@ -203,8 +206,8 @@ class Admission:
         if step.once:
             per = municipality if step.per_municipality else None
             if last := self._recorded(catalogue, act, per):
-                said = (Sentence("%(act)s was already recorded for %(municipality)s on %(on)s", act=act, municipality=per,
-                                 on=last.isoformat()) if per else
+                said = (Sentence("%(act)s was already recorded for %(municipality)s on %(on)s", act=act,
+                                 municipality=per, on=last.isoformat()) if per else
                         Sentence("%(act)s was already recorded on %(on)s", act=act, on=last.isoformat()))
                 return ActOutOfOrderError(step.article, said,
                                           recorded_on=last.isoformat())
@@ -212,8 +215,9 @@ class Admission:
             if last := self._recorded(catalogue, closing):
                 closer = lifecycle.step(closing)
                 return ActOutOfOrderError(step.closed_citing or (closer.article if closer else step.article),
-                                          Sentence("%(act)s is no longer admissible: %(closing)s was recorded on %(on)s", act=act,
-                                                   closing=closing, on=last.isoformat()), closed_by=closing)
+                                          Sentence("%(act)s is no longer admissible: %(closing)s was recorded on "
+                                                   "%(on)s", act=act, closing=closing, on=last.isoformat()),
+                                          closed_by=closing)
         for name in step.unless:
             verdict = self._verdict(name, statute, on)
             if verdict.holds:
@@ -224,7 +228,8 @@ class Admission:
         if missing:
             return ActOutOfOrderError(step.ordered_by, Sentence(
                 "%(act)s follows %(missing)s (%(labels)s); none was recorded in case %(number)s", act=act,
-                missing=Listing(missing), labels=Listing((catalogue[a].label for a in missing), "; "), number=self.number),
+                missing=Listing(missing), labels=Listing((catalogue[a].label for a in missing), "; "),
+                number=self.number),
                 missing=missing)
         if step.after_any and not any(self._recorded(catalogue, a) for a in step.after_any):
             return ActOutOfOrderError(step.ordered_by, Sentence(

@@ -56,8 +56,8 @@ class Attachments:
         event_name = act_catalogue(ctx.statute, ctx.occurred_on)[act].event
         recorded = [e for e in self.pending_events if type(e).__name__ == event_name]
         if not recorded:
-            raise InvalidActError("attachments", Sentence("the act %(act)s recorded no %(event)s to attach documents to",
-                                                           act=act, event=event_name))
+            raise InvalidActError("attachments", Sentence("the act %(act)s recorded no %(event)s to attach documents "
+                                                           "to", act=act, event=event_name))
         event = recorded[-1]
         self._record_attachment(ctx, act=act, event=event, documents=documents)
 

@@ -111,8 +111,9 @@ def result_favourable(case: Case, statute: Statute, on: date) -> Verdict:
     if case.result["favourable"]:
         return Verdict(True, Term("the plebiscite was favourable"))
     reasons = case.result["reasons"]
-    return Verdict(False, Sentence("the plebiscite was unfavourable (%(reasons)s): no bill is drafted and the case is to "
-                                  "be archived (Art. 16 par. ún.)", reasons=Listing(reasons, "; ")), {"reasons": reasons})
+    return Verdict(False, Sentence("the plebiscite was unfavourable (%(reasons)s): no bill is drafted and the case "
+                                  "is to be archived (Art. 16 par. ún.)", reasons=Listing(reasons, "; ")),
+                   {"reasons": reasons})
 
 
 @condition("art-23-bills-sent")

@@ -206,8 +206,9 @@ def judge_district_law(statute: Statute, on: date, *, creation: bool, municipali
             rule = judgement.use(statute.in_force(parameter_id, on))
             found = latest_finding(findings, item)["value"]
             if not rule.holds(found):
-                raise refuse(item, Sentence("the district has %(found)s %(what)s; %(comparison)s %(required)s are required",
-                                            found=found, what=what, comparison=rule.comparison_words, required=rule.value),
+                raise refuse(item, Sentence("the district has %(found)s %(what)s; %(comparison)s %(required)s "
+                                            "are required", found=found, what=what,
+                                            comparison=rule.comparison_words, required=rule.value),
                              required=rule.value, found=found)
         if not all(f["holds"] for f in findings["art-31-III"].values()):
             raise refuse("art-31-III", "the boundary description (art. 18 par. ún. II) was not found adequate")
@@ -250,8 +251,8 @@ def judge_reintegration(shares: dict[str, Any], original: dict[str, Fraction] | 
             extinct=extinct), municipality=extinct)
     parsed = {code: Fraction(str(value)) for code, value in shares.items()}
     if sum(parsed.values()) != 1 or any(v <= 0 for v in parsed.values()):
-        raise refuse("art-37-par-unico", Sentence("the reintegration shares must be positive and add up to 1, not %(sum)s",
-                                                  sum=str(sum(parsed.values()))))
+        raise refuse("art-37-par-unico", Sentence("the reintegration shares must be positive and add up to 1, "
+                                                  "not %(sum)s", sum=str(sum(parsed.values()))))
     if original is not None and parsed != original:
         raise refuse("art-37-par-unico", Sentence(
             "the territory returns to the municipality's origins in their original proportion, %(original)s, not "

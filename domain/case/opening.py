@@ -198,7 +198,8 @@ def judge_territories(kind: str, municipalities: list[str], receiving: str | Non
         for area in areas:
             if str(area.get("municipality")) not in givers:
                 raise InvalidActError("areas[].municipality", Sentence("%(municipality)s is not %(which)s",
-                                                                        municipality=area.get("municipality"), which=which))
+                                                                        municipality=area.get("municipality"),
+                                                                        which=which))
         if not any(str(area.get("municipality")) in municipalities for area in areas):
             raise InvalidActError("areas", Sentence("a %(kind)s petition describes the area taken from its origin",
                                                   kind=Term(kind)))
