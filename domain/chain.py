@@ -111,7 +111,9 @@ _JSON_CONSTANTS = {True: "true", False: "false", None: "null"}
 def canonical_document(event_type: str, fields: dict[str, Any], *, as_text: bool = True) -> dict[str, Any]:
     """Step 1 of the recipe: the fields hashed, with the types JSON lacks tagged, and the event's `type`
     (`as_text`: see `_canonical`)."""
-    excluded = _EXCLUDED if UPCAST_MARK not in fields else {*_EXCLUDED, *fields[UPCAST_MARK]}
+    added = fields.get(UPCAST_MARK)
+    excluded = {*_EXCLUDED, *(name for name in added if isinstance(name, str))} \
+        if isinstance(added, (list, tuple)) else _EXCLUDED  # a mark that names no fields (an edited row) hides none
     document = {key: item if type(item) in _PLAIN else _canonical(item, as_text) for key, item in fields.items()
                 if key not in excluded}
     document["type"] = event_type
