@@ -1,5 +1,5 @@
 """Serving: `tramita serve` runs gunicorn's stock threaded workers (`gthread`) over `tramita.web:create_app()`,
-through gunicorn's documented Custom Application and settings only, so any gunicorn from 23 on serves it.
+through gunicorn's documented Custom Application and settings only: no worker of our own, nothing of a release.
 
 In production nginx stands in front (docs/nginx.conf): it reads every request whole, head and body, within its own
 timeouts and limits, so slow, idle and oversized requests never hold a gunicorn thread (docs/operations.md,
