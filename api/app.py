@@ -175,12 +175,13 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
     flask.extensions["tramita.audit"] = audit
     flask.extensions["tramita.settings"] = settings
     flask.extensions["tramita.documents"] = documents
+    from api.http import TokenFailures, authenticate
+
+    flask.extensions["tramita.token_failures"] = TokenFailures(settings["token_failures_per_minute"])
     i18n.register(flask)
     api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)
     errors.register(flask)
-    from api.http import authenticate
-
     flask.before_request(authenticate)
     for blueprint in (acts.blp, views.cases, dossier.blp, audit_views.blp, views.reads, statute.blp,
                       subscriptions.blp, document_views.blp, views.health):

@@ -74,10 +74,7 @@ def authenticate() -> None:
     if bearer is None and not scheme and request.method == "GET" and request.endpoint in SESSION_READS:
         session_bearer = current_app.extensions.get("tramita.session_bearer")
         bearer = session_bearer() if session_bearer else None
-    failures = current_app.extensions.get("tramita.token_failures")
-    if failures is None:  # one table per worker's app, made at its first checked request
-        failures = current_app.extensions.setdefault("tramita.token_failures",
-                                                     TokenFailures(settings()["token_failures_per_minute"]))
+    failures = current_app.extensions["tramita.token_failures"]  # one table per worker's app (api/app.py)
     address = counted_address(request.remote_addr) if guessed else None  # without a token, 401: nothing guessed
     wait = failures.wait(address) if address is not None else None
     if wait is not None:
