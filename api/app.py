@@ -13,6 +13,9 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
   (`api/documents.py`).
 - `TRAMITA_PUBLIC_URL` (default `http://127.0.0.1:8000`): the address feed URLs are built on, never the request's
   `Host`; `TRAMITA_TOKEN_FAILURES_PER_MINUTE` (default 20): wrong tokens an address may send (`api/http.py`).
+- `TRAMITA_TRUSTED_PROXIES` (default 0): how many proxies of the deployment stand in front (1 behind
+  docs/nginx.conf); the client's address is then read from the `X-Forwarded-For` entry the nearest of them
+  appended (Werkzeug's `ProxyFix`), so that wrong tokens are counted per client and not per proxy.
 
 One application per process (each server worker builds its own after forking, through tramita/web.py). The event
 tables are created by `tramita migrate`, never by a worker.
@@ -31,6 +34,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, request, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import errors
 from api.body import DEFAULT_MAX_BODY_BYTES, check_query, drain_unread_body, read_body
@@ -43,9 +47,12 @@ from domain.subscriptions import parse_private_urls
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
             "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
             "TRAMITA_MAX_DOCUMENT_BYTES": str(DEFAULT_MAX_DOCUMENT_BYTES),
-            "TRAMITA_PUBLIC_URL": "http://127.0.0.1:8000", "TRAMITA_TOKEN_FAILURES_PER_MINUTE": "20"}
+            "TRAMITA_PUBLIC_URL": "http://127.0.0.1:8000", "TRAMITA_TOKEN_FAILURES_PER_MINUTE": "20",
+            "TRAMITA_TRUSTED_PROXIES": "0"}
 #: The most failed token checks per address and minute a deployment may allow.
 TOKEN_FAILURES_CEILING = 100_000
+#: The most proxies a deployment may declare in front of the app (nginx, perhaps a load balancer before it).
+TRUSTED_PROXIES_CEILING = 5
 #: The largest body limit accepted (a body is read into memory whole).
 MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024
 
@@ -116,12 +123,16 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9]{1,6}", raw_failures) or not 1 <= int(raw_failures) <= TOKEN_FAILURES_CEILING:
         raise ValueError(f"TRAMITA_TOKEN_FAILURES_PER_MINUTE: {merged['TRAMITA_TOKEN_FAILURES_PER_MINUTE']!r} is not "
                          f"a number of failed token checks from 1 to {TOKEN_FAILURES_CEILING}")
+    raw_proxies = merged["TRAMITA_TRUSTED_PROXIES"].strip()
+    if not re.fullmatch(r"[0-9]", raw_proxies) or int(raw_proxies) > TRUSTED_PROXIES_CEILING:
+        raise ValueError(f"TRAMITA_TRUSTED_PROXIES: {merged['TRAMITA_TRUSTED_PROXIES']!r} is not a number of proxies "
+                         f"in front of the app from 0 to {TRUSTED_PROXIES_CEILING}")
     url = merged["TRAMITA_DATABASE_URL"]
     private = parse_private_urls(merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS"))
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
             "max_body_bytes": int(raw_limit), "subscription_private_urls": private,
             "max_document_bytes": int(raw_document), "public_url": public_url(merged["TRAMITA_PUBLIC_URL"]),
-            "token_failures_per_minute": int(raw_failures)}
+            "token_failures_per_minute": int(raw_failures), "trusted_proxies": int(raw_proxies)}
 
 
 def public_url(text: str) -> str:
@@ -178,6 +189,8 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
     from api.http import TokenFailures, authenticate
 
     flask.extensions["tramita.token_failures"] = TokenFailures(settings["token_failures_per_minute"])
+    if settings["trusted_proxies"]:  # Werkzeug's documented way to read the client's address behind proxies
+        flask.wsgi_app = ProxyFix(flask.wsgi_app, x_for=settings["trusted_proxies"])  # type: ignore[method-assign]
     i18n.register(flask)
     api = TramitaApi(flask, spec_kwargs={"extra_plugins": [ExamplesPlugin()]})
     api.register_converter(PathSegment, path_segment_schema)

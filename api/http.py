@@ -74,27 +74,42 @@ def authenticate() -> None:
     if bearer is None and not scheme and request.method == "GET" and request.endpoint in SESSION_READS:
         session_bearer = current_app.extensions.get("tramita.session_bearer")
         bearer = session_bearer() if session_bearer else None
-    failures = current_app.extensions["tramita.token_failures"]  # one table per worker's app (api/app.py)
-    address = counted_address(request.remote_addr) if guessed else None  # without a token, 401: nothing guessed
-    wait = failures.wait(address) if address is not None else None
-    if wait is not None:
-        raise Problem(429, _("Too many wrong tokens from this address: try again in %(seconds)s seconds",
-                             seconds=wait), kind="too-many-token-failures", field="Authorization",
-                      headers={"Retry-After": str(wait)})
+    if guessed:  # without a token, 401: nothing guessed
+        wait = token_guess_wait()
+        if wait is not None:
+            raise Problem(429, _("Too many wrong tokens from this address: try again in %(seconds)s seconds",
+                                 seconds=wait), kind="too-many-token-failures", field="Authorization",
+                          headers={"Retry-After": str(wait)})
     try:
         actor, token_id = tramita().actor_for(bearer)
     except AuthenticationError:
-        if address is not None:
-            failures.failed(address)
+        if guessed:
+            token_guessed_wrong()
         raise
     g.actor, g.token_id = actor, str(token_id)
 
 
+def token_guess_wait() -> int | None:
+    """Seconds the request's client address must wait before a token it sends is checked (too many wrong ones
+    within a minute: `TokenFailures`); None when it may send one now. Shared by the API's bearer tokens and the
+    pages' sign-in form."""
+    address = counted_address(request.remote_addr)
+    return None if address is None else current_app.extensions["tramita.token_failures"].wait(address)
+
+
+def token_guessed_wrong() -> None:
+    """Count one wrong token from the request's client address (one table per worker's app, api/app.py)."""
+    address = counted_address(request.remote_addr)
+    if address is not None:
+        current_app.extensions["tramita.token_failures"].failed(address)
+
+
 def counted_address(remote: str | None) -> str | None:
-    """The client address whose wrong tokens are counted: the connection's, never a header a client can write
-    (`X-Forwarded-For`). None for loopback or no IP address (a Unix socket): that is nginx in front (docs/nginx.conf
-    proxies from 127.0.0.1), which every client shares and which limits each one itself (`limit_req`); counting
-    it would let one client's wrong tokens lock every other out."""
+    """The client address whose wrong tokens are counted: the connection's, or behind the deployment's own proxies
+    (`TRAMITA_TRUSTED_PROXIES`, Werkzeug's `ProxyFix`) the one the nearest proxy appended to `X-Forwarded-For`,
+    never a value the client wrote. None for loopback or no IP address (a Unix socket): a proxy in front not
+    declared, or a person on the server itself, which every client would share; counting it would let one client's
+    wrong tokens lock every other out (nginx limits each client's requests itself, `limit_req`)."""
     try:
         address = ipaddress.ip_address(remote or "")
     except ValueError:

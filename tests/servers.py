@@ -201,7 +201,7 @@ def nginx_site(upstream_port: int, listen_port: int, *, lift_address_limits: boo
     listen = f"listen 127.0.0.1:{listen_port};" + (f" listen [::1]:{listen_port};" if ipv6_loopback() else "")
     text = text.replace(UPSTREAM, f"server 127.0.0.1:{upstream_port};").replace(LISTEN, listen)
     if lift_address_limits:
-        assert all(text.count(line) == 1 for line in ADDRESS_LIMITS), "docs/nginx.conf changed its limits"
+        assert all(text.count(line) >= 1 for line in ADDRESS_LIMITS), "docs/nginx.conf changed its limits"
         for line in ADDRESS_LIMITS:
             text = text.replace(line, "")
     return text

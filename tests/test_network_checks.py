@@ -12,6 +12,7 @@ from api.app import DOCS_ENDPOINTS, SWAGGER_PAGE, settings_from
 from api.http import FAILURE_WINDOW, TokenFailures
 from domain.subscriptions import SubscriptionKeys
 from tests.api_client import ApiHarness
+from tests.test_pages import sign_in, text
 
 PUBLIC_URL = "https://tramita.ac.gov.br"
 ATTACKER = {"REMOTE_ADDR": "203.0.113.7"}
@@ -147,3 +148,51 @@ def test_the_limit_is_read_from_its_setting_and_the_table_of_addresses_stays_bou
         failures.failed(f"203.0.113.{n}")
     assert list(failures.counted) == ["203.0.113.7", "203.0.113.8", "203.0.113.9"]
     assert failures.wait("203.0.113.9") == 60 and failures.wait("203.0.113.0") is None
+
+
+def sign_in_from(api: ApiHarness, address: dict[str, str], token: str, **headers: str):  # noqa: ANN201
+    return sign_in(api.client, token, environ_base=address, headers=headers)
+
+
+def test_wrong_tokens_typed_into_the_sign_in_form_count_as_the_api_s_and_end_in_429_until_the_minute_is_over(api):
+    now = limited(api, 2)
+    assert sign_in_from(api, ATTACKER, "not-a-token").status_code == 401
+    assert wrong_token(api, ATTACKER).status_code == 401  # one table: the form and the API are one guesser's
+    refused = sign_in_from(api, ATTACKER, "still-not-a-token", **{"Accept-Language": "pt-BR"})
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "60"
+    assert "Muitos tokens errados vindos deste endereço: tente de novo em 60 segundos" in text(refused)
+    assert "tramita_sessao=" not in "".join(refused.headers.getlist("Set-Cookie"))
+    right = sign_in_from(api, ATTACKER, api.token("auditor"))
+    assert right.status_code == 429  # the right token is not even checked
+    assert sign_in_from(api, COLLEAGUE, api.token("auditor")).status_code == 303
+    now[0] += FAILURE_WINDOW
+    assert sign_in_from(api, ATTACKER, api.token("auditor")).status_code == 303
+
+
+@pytest.fixture
+def behind_a_proxy(tmp_path) -> Iterator[ApiHarness]:
+    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}", config={"TRAMITA_TRUSTED_PROXIES": "1"})
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+def test_behind_a_declared_proxy_wrong_tokens_are_counted_per_client_the_proxy_names_not_per_proxy(behind_a_proxy):
+    api, proxy = behind_a_proxy, {"REMOTE_ADDR": "127.0.0.1"}
+    limited(api, 2)
+    # nginx appends the address it was connected from; whatever the client wrote before it is the client's.
+    attacker = {"X-Forwarded-For": "198.51.100.20, 203.0.113.7"}
+    assert [wrong_token(api, proxy, **attacker).status_code for _ in range(3)] == [401, 401, 429]
+    assert wrong_token(api, proxy, **{"X-Forwarded-For": "203.0.113.7"}).status_code == 429
+    colleague = {"X-Forwarded-For": "198.51.100.20"}  # the address the attacker wrote first is not locked out
+    right = api.client.get("/cases", headers={**api.headers("auditor"), **colleague}, environ_base=proxy)
+    assert right.status_code == 200
+    assert api.client.get("/cases", headers=api.headers("auditor"), environ_base=proxy).status_code == 200
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "6", "1.5", "10"])
+def test_a_number_of_trusted_proxies_that_is_no_small_whole_number_is_refused_naming_the_setting(value):
+    with pytest.raises(ValueError, match="^TRAMITA_TRUSTED_PROXIES: "):
+        settings_from({"TRAMITA_TRUSTED_PROXIES": value})
+    assert settings_from({})["trusted_proxies"] == 0

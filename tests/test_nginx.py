@@ -78,6 +78,7 @@ def edge_running(folder: Path, *, lift_address_limits: bool = False) -> Iterator
         pytest.skip(f"nginx tests: {missing}")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TRAMITA_DATABASE_URL", f"sqlite:///{folder / 'tramita.sqlite'}")
+        patch.setenv("TRAMITA_TRUSTED_PROXIES", "1")  # as docs/nginx.conf says to run tramita behind it
         with redirect_stdout(io.StringIO()):
             assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0
         with redirect_stdout(io.StringIO()) as printed:
@@ -127,6 +128,26 @@ def test_nginx_passes_the_api_through_with_its_problems_and_its_headers(edge_sha
     status, headers, body = request(f"{edge.proxy.url}/cases")
     assert status == 401 and headers["Content-Type"] == "application/problem+json"
     assert headers["WWW-Authenticate"] == 'Bearer realm="tramita"' and json.loads(body)["status"] == 401
+
+
+def test_signing_in_is_limited_by_nginx_per_address_and_answered_429_in_problem_json(edge_shared):
+    statuses = []
+    for _ in range(30):  # no CSRF token: the app refuses each one it is passed (403), nginx counts them all
+        status, headers, _ = request(f"{edge_shared.proxy.url}/sessao", "POST", {})
+        statuses.append(status)
+        if status == 429:
+            assert headers["Content-Type"] == "application/problem+json"
+    assert statuses[0] == 403 and statuses[-1] == 429, statuses
+    assert request(f"{edge_shared.proxy.url}/health")[0] == 200  # the rest of the site is not held by it
+
+
+def test_a_client_written_forwarded_address_is_never_the_one_whose_wrong_tokens_are_counted(edge_shared):
+    # tramita runs with TRAMITA_TRUSTED_PROXIES=1 behind nginx: it reads the entry nginx appends (here the
+    # loopback, which no one is counted for), not the one the client wrote first.
+    url = f"{edge_shared.proxy.url}/cases"
+    statuses = {request(url, Authorization="Bearer not-a-token", **{"X-Forwarded-For": "203.0.113.7"})[0]
+                for _ in range(25)}
+    assert statuses == {401}
 
 
 def test_nginx_passes_a_document_upload_larger_than_an_act_and_refuses_one_over_the_document_limit(edge_shared):

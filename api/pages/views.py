@@ -17,7 +17,7 @@ from flask_babel import gettext as _
 from werkzeug.wrappers import Response
 
 from api.fields import EARLIEST_DAY, LATEST_DAY
-from api.http import read_store, settings, tramita
+from api.http import read_store, settings, token_guess_wait, token_guessed_wrong, tramita
 from api.i18n import LANGUAGE_COOKIE, PAGE_LOCALES, locale_name
 from api.pages import axis, casefile, format as fmt, session
 from domain.access import READ_ONLY_ROLES
@@ -127,12 +127,19 @@ def home() -> str:
 
 @pages.route("/sessao", methods=["POST"], endpoint="sign_in")
 def sign_in() -> Response | tuple[str, int]:
+    """Sign in with a token (the form on `/`); an address that sent too many wrong tokens waits (429)."""
     if not session.csrf_holds():
         raise PageError(403, _("This form has expired or did not come from this site: open the page and try again."))
     token = request.form.get("token", "").strip()
+    wait = token_guess_wait()  # sign-in checks a token as the API does: wrong ones are counted the same way
+    if wait is not None:
+        page = render_template("home.html", proximo=_safe_next(request.form.get("proximo")), refused=_(
+            "Too many wrong tokens from this address: try again in %(seconds)s seconds", seconds=wait))
+        return Response(page, 429, {"Retry-After": str(wait)}, mimetype="text/html")
     try:
         tramita().actor_for(token)
     except AuthenticationError:
+        token_guessed_wrong()
         return render_template("home.html", proximo=_safe_next(request.form.get("proximo")),
                                refused=_("This token was not accepted: it is unknown, revoked or expired.")), 401
     session.start(token, tramita().clock())
