@@ -100,3 +100,31 @@ def test_every_package_the_code_imports_is_a_declared_dependency():
     assert undeclared(third_party_imports(shipped), runtime) == []
     rest = sorted([*(REPO / "tests").glob("*.py"), *(REPO / "bench").glob("*.py"), *(REPO / "docs").rglob("*.py")])
     assert undeclared(third_party_imports(rest), runtime + test) == []
+
+
+# ---------------------------------------------------------------------- the distribution as built
+
+def test_tramita_version_prints_the_version_pyproject_declares(capsys):
+    from tramita.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"tramita {project['version']}"
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_a_setuptools_warning_and_carries_every_template_catalogue_and_static_file(tmp_path):
+    import subprocess
+    import zipfile
+
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path), str(REPO)],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    said = built.stdout + built.stderr
+    assert "Warning" not in said and "deprecated" not in said, said[said.find("Warning") - 500:][:1500]
+    (wheel,) = tmp_path.glob("tramita-*.whl")
+    inside = set(zipfile.ZipFile(wheel).namelist())
+    data = [path.relative_to(REPO).as_posix() for folder in ("api/templates", "api/static", "api/translations")
+            for path in (REPO / folder).rglob("*") if path.is_file() and path.suffix in (".html", ".css", ".js", ".po")]
+    assert data and set(data) <= inside, sorted(set(data) - inside)

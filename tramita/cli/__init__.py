@@ -2,7 +2,7 @@
 
 The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
 `audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `subscriptions` (subscription),
-`statute` (amend, show),
+`statute` (amend, show), `documents` (documents expire),
 `processes` (serve, up, scheduler). Importing this module
 imports no command's dependencies, so `tramita --help` is quick.
 """
@@ -29,9 +29,20 @@ def _lazy(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def installed_version() -> str:
+    """The version installed (pyproject.toml's, through the package's metadata); "unknown" outside an install."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tramita")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="tramita", description="Case tracking for LC 35/1991 (Acre). "
                                   "The store is TRAMITA_DATABASE_URL (default sqlite:///var/tramita.sqlite).")
+    top.add_argument("--version", action="version", version=f"tramita {installed_version()}")
     commands = top.add_subparsers(dest="command", required=True)
     commands.add_parser("seed-registry", help="seed the registry alone (Acre's municipalities, no demo case): what "
                         "a real deployment runs once").set_defaults(run=_lazy("cases", "cmd_seed_registry"))
@@ -42,8 +53,8 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--as-of", help="legal date YYYY-MM-DD")
     replay.add_argument("--json", action="store_true", help="print JSON")
     replay.set_defaults(run=_lazy("cases", "cmd_replay"))
-    verify = commands.add_parser("verify", help="verify the store (chains, Merkle tree, checkpoints, signatures); "
-                                 "exit 1 on tampering")
+    verify = commands.add_parser("verify", help="verify the store (chains, Merkle tree, checkpoints, signatures) "
+                                 "and the read models against the events; exit 1 on tampering")
     verify.add_argument("case", nargs="?", help="case number or id (default: the whole store)")
     verify.add_argument("--checkpoint", action="append", metavar="FILE",
                         help="a checkpoint kept outside the store (a file, or a folder of them); repeatable")
@@ -53,6 +64,8 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--all-signatures", action="store_true",
                         help="check every event's signature, also those a checkpoint covers")
     verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    verify.add_argument("--no-read-models", action="store_true",
+                        help="do not check the read models against the events (the audit log only)")
     verify.set_defaults(run=_lazy("audit", "cmd_verify"))
     keys = commands.add_parser("keys", help="the signing key of the log (TRAMITA_SIGNING_KEY)")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)
@@ -115,6 +128,12 @@ def parser() -> argparse.ArgumentParser:
     remove.set_defaults(run=_lazy("subscriptions", "cmd_subscription_remove"))
     subscription_commands.add_parser("list", help="every subscription, active or removed").set_defaults(
         run=_lazy("subscriptions", "cmd_subscription_list"))
+    documents = commands.add_parser("documents", help="the documents acts cite: expire")
+    documents_commands = documents.add_subparsers(dest="documents_command", required=True)
+    expire = documents_commands.add_parser("expire", help="remove the documents no act cited within "
+                                           "TRAMITA_DOCUMENT_EXPIRY_DAYS of their last upload (recorded as alerts)")
+    expire.add_argument("--days", type=int, help="the expiry in days (default TRAMITA_DOCUMENT_EXPIRY_DAYS, 7)")
+    expire.set_defaults(run=_lazy("documents", "cmd_documents_expire"))
     statute = commands.add_parser("statute", help="the statute's parameters and their amendments")
     statute_commands = statute.add_subparsers(dest="statute_command", required=True)
     amend = statute_commands.add_parser("amend", help="record a law that amends the statute, described in a TOML "
