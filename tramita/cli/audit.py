@@ -1,4 +1,5 @@
-"""`tramita verify`, `keys init|show`, `checkpoint`, `rebuild-tree`: the audit log (audit/)."""
+"""`tramita verify`, `keys init|show`, `checkpoint`, `rebuild-tree`: the audit log (audit/); `verify` also checks
+the read models against the events (projections/check.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,20 @@ import json
 import os
 import sys
 
-from tramita.bootstrap import build_application, build_audit, database_url
+from tramita.bootstrap import build_application, build_audit, database_url, system_clock
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    """Verify the store (read only): chains, the tree against every checkpoint, signatures; exit 1 on tampering."""
+    """Verify the store (read only): chains, the tree against every checkpoint, signatures; exit 1 on tampering.
+    The whole store's verification also checks every read model against the events (exit 1 when a row differs)
+    and keeps that result for `/health` and the pages."""
     from audit import report
     from infrastructure.store import open_store
 
     url = database_url()
     app = build_application(url, signing=False, read_only=True)
-    audit = build_audit(app, open_store(url), key=args.key)
+    store = open_store(url)
+    audit = build_audit(app, store, key=args.key)
     if args.receipt:
         problems = audit.check_receipt(report.read_receipt(args.receipt))
         print(report.receipt_verdict(args.receipt, problems))
@@ -28,8 +32,71 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 0 if checked["ok"] else 1
     verdict = audit.verify(external=report.read_checkpoints(args.checkpoint or []),
                            all_signatures=args.all_signatures)
-    print(json.dumps(verdict.as_dict(), ensure_ascii=False, indent=2) if args.json else report.store_verdict(verdict))
-    return 0 if verdict.ok else 1
+    checked = None if args.no_read_models else check_and_keep(app, store)
+    if args.json:
+        print(json.dumps({**verdict.as_dict(), **({"read_models": checked} if checked else {})},
+                         ensure_ascii=False, indent=2))
+    else:
+        print(report.store_verdict(verdict))
+        if checked is not None:
+            print("\n".join(read_model_lines(checked)))
+    return 0 if verdict.ok and (checked is None or checked["ok"]) else 1
+
+
+def check_and_keep(app, store) -> dict:  # noqa: ANN001
+    """Check the read models against the events (projections/check.py) and keep the result for `/health` and the
+    pages; a database this command may only read keeps none (stderr says so)."""
+    from projections import checked
+    from projections.check import check_read_models
+
+    result = check_read_models(app, store, system_clock()).as_dict()
+    if not result["positions"]:  # no read model yet: nothing to keep
+        return result
+    try:
+        checked.save(store, result)
+    except store.database_errors as error:
+        print(f"tramita: the read models' check was not kept for /health ({type(error).__name__}: {error})",
+              file=sys.stderr)
+    return result
+
+
+def read_model_lines(result: dict) -> list[str]:
+    """The read-model check in Portuguese (the pages' catalogue): each differing row by table and key."""
+    from api.i18n import compiled_catalogue
+
+    _ = compiled_catalogue("pt_BR").gettext
+    if not result["positions"]:
+        return [_("read models: not created yet (run `tramita migrate`)")]
+    lines = []
+    if result["skipped"]:
+        lines.append(_("read models not checked, built by another version (`tramita migrate` rebuilds them): "
+                       "%(names)s") % {"names": ", ".join(result["skipped"])})
+    if result["ok"]:
+        position = max(result["positions"].values())
+        return [*lines, _("read models: every row checked against the events up to notification %(position)s: "
+                          "no difference") % {"position": position}]
+    total = sum(found["rows"] for found in result["differing"].values())
+    lines.append(_("read models: %(count)s rows DIFFER FROM THE EVENTS:") % {"count": total})
+    for table, found in result["differing"].items():
+        for row in found["sample"]:
+            key = ", ".join(f"{column}={value}" for column, value in row["key"].items())
+            where = f"{table} ({key})" if key else table
+            if row["kind"] == "changed":
+                lines.append("  - " + _("%(where)s: columns %(columns)s differ") % {
+                    "where": where, "columns": ", ".join(row["columns"])})
+            elif row["kind"] == "missing":
+                lines.append("  - " + (_("%(where)s: row missing (the events give it)") if key
+                                       else _("%(where)s: table missing")) % {"where": where})
+            elif row["kind"] == "extra":
+                lines.append("  - " + _("%(where)s: extra row (no event gives it)") % {"where": where})
+            else:
+                lines.append("  - " + _("%(where)s: position beyond the last event (%(last)s)") % {
+                    "where": where, "last": result["notifications"]})
+        if found["rows"] > len(found["sample"]):
+            lines.append("  - " + _("… and %(count)s more rows of %(table)s") % {
+                "count": found["rows"] - len(found["sample"]), "table": table})
+    lines.append(_("Run `tramita rebuild`: it rebuilds the read models from the events."))
+    return lines
 
 
 def cmd_keys_init(args: argparse.Namespace) -> int:
