@@ -3,16 +3,17 @@ at most once.
 
 1. The projector catches up first (`catch_up=True`): the deadlines table is a read model, and a deadline opened
    by an act recorded since the projector's last batch (or with no projector running at all) would otherwise be
-   seen only at a later scan; the alerts table, read in step 3, is brought up to date too. Catching up is safe
-   beside a running projector (its positions are compare-and-set).
+   seen only at a later scan. Catching up is safe beside a running projector (its positions are compare-and-set).
 2. The deadlines that can still call for an alert (no closing act, and no `missed` alert recorded) due by
    `today + the largest threshold` are read from the deadlines table through its `alerts_due_on` index: the
    scan costs O(due), not O(all deadlines), and a deadline overdue and left open costs nothing once it has been
    alerted missed (projections/rows.py, `deadline_rows`: the column is right for any thresholds).
 3. Each is judged with the domain's `alert_due`; so is each requisition refused (Art. 10 §1: a breach raises an
-   alert), read from the cases table. Those whose alert the alerts table already holds are left out (a deadline
+   alert), read from the cases table. Those whose alert the event store already holds are left out (a deadline
    warned 5 days before stays in step 2's answer until its 1-day warning and its `missed` alert, a breach for
-   ever; each alert is recorded once).
+   ever; each alert is recorded once). What is recorded is read from the alert events (scheduler/pending.py), not
+   from the alerts table: a row inserted there under an alert's id would otherwise keep that alert from ever being
+   raised; a row deleted only sends its case to be judged again, which records nothing twice.
 4. `app.raise_alerts` is called once per case left: it judges again from the case aggregate, the source of truth,
    and records each alert under its deterministic id, so a row that lags behind its case never raises a wrong
    alert, and a repeated scan, a restart or a second scheduler never records one twice. A case whose events can
@@ -39,6 +40,7 @@ from projections import queries
 from projections.failures import describe
 from projections.projector import Projector
 from infrastructure.store import Store
+from scheduler.pending import AlertEvents
 
 #: The scheduler's own actor: alerts are the system's acts, attributed to it.
 SCHEDULER = Actor("tramita-scheduler", "scheduler")
@@ -57,10 +59,15 @@ class ScanResult:
 
 
 def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: Projector | None = None,
-         actor: Actor = SCHEDULER) -> ScanResult:
-    """Raise the alerts the deadlines call for today; return what was read and the alerts recorded."""
+         actor: Actor = SCHEDULER, recorded: AlertEvents | None = None) -> ScanResult:
+    """Raise the alerts the deadlines call for today; return what was read and the alerts recorded.
+
+    `recorded`: the scheduler's reader of the alert events, caught up here; None: one read for this scan."""
     if projector is not None:
         projector.catch_up()
+    if recorded is None:
+        recorded = AlertEvents(app)
+    recorded.catch_up()
     today = app.system_context(actor).today
     rows = queries.alerting_deadlines_due_by(store, today + timedelta(days=max(thresholds)))
     wanted: dict[str, str] = {}  # alert id -> case id
@@ -80,7 +87,6 @@ def scan(app: Tramita, store: Store, *, thresholds: tuple[int, ...], projector: 
             judged_whole.add(case_id)
         else:
             wanted[str(Alert.id_for(case_id, f"requisition-answer:{requisition}", BREACH))] = case_id
-    recorded = queries.recorded_alert_ids(store, list(wanted))
     cases = sorted({str(case_id) for alert_id, case_id in wanted.items() if alert_id not in recorded}
                    | {str(case_id) for case_id in judged_whole})
     raised: list[UUID] = []

@@ -3,9 +3,12 @@
 `run` is what `tramita scheduler` calls once the command line is parsed and the application built:
 
 1. wait for the leadership (`leader`); a stop while waiting ends the process without acting;
-2. bring the projections up to date and hand the webhook every alert whose delivery did not succeed;
-3. scan at once (each scan also logs, and hands the webhook, the system alerts it finds undelivered in the alerts
-   table that this process has not handed over yet: they are raised by other components, such as the projector)
+2. read every alert event (scheduler/pending.py) and hand the webhook every alert no round has delivered to it,
+   and each subscription's webhook each of its alerts no round has delivered there: what is left to deliver is
+   decided from the alert events, never from the `alerts` and `alert_deliveries` tables, which are only their
+   views (an edited or deleted row silences nothing);
+3. scan at once (each scan also logs, and hands the webhook, the system alerts the alert events show undelivered
+   that this process has not handed over yet: they are raised by other components, such as the projector)
    (the catch-up scan: a scheduler that was down for a week raises, for every deadline that fell due or was missed
    meanwhile, the alert it calls for now);
 4. sign a checkpoint of the audit log (when a signing key is configured), handing every checkpoint a witness
@@ -32,13 +35,14 @@ from audit.log import TamperAlarm, TreeDamaged
 from audit.service import Audit
 from domain.alerts import Alert
 from domain.application import LEGAL_TIMEZONE, Tramita
-from projections import queries
 from projections.cache import cache_bytes
 from projections.projector import Projector
 from infrastructure.store import Store
 from scheduler.config import SchedulerConfig
+from scheduler.documents import DocumentExpiry
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
+from scheduler.pending import AlertEvents
 from scheduler.scan import SCHEDULER, ScanResult, readable_alert, scan
 from scheduler.subscribers import Subscribers
 from infrastructure.webhook import Webhook
@@ -63,8 +67,13 @@ class Scanner:
     subscribers: Subscribers | None = None
     """The subscriptions' webhooks (None: no subscription key, so no subscription can be served)."""
     turn: threading.Lock = field(default_factory=threading.Lock)
-    """One job at a time: the scan and the redelivery (each on APScheduler's pool) share the projector and the
-    subscriptions' workers, and at :30 both crons fire."""
+    """One job at a time: the scan and the redelivery (each on APScheduler's pool) share the projector, the alert
+    events read and the subscriptions' workers, and at :30 both crons fire."""
+    events: AlertEvents = field(init=False)
+    """The alert events read so far: what is left to deliver."""
+
+    def __post_init__(self) -> None:
+        self.events = AlertEvents(self.app, self.log)
 
     def scan(self) -> ScanResult:
         with self.turn:
@@ -73,7 +82,8 @@ class Scanner:
     def _scan(self) -> ScanResult:
         if self.leadership is not None:
             self.leadership.check()
-        result = scan(self.app, self.store, thresholds=self.thresholds, projector=self.projector)
+        result = scan(self.app, self.store, thresholds=self.thresholds, projector=self.projector,
+                      recorded=self.events)
         for case_id, error in result.unreadable:
             self.log("case-unreadable", case_id=case_id, error=error)
         system = self._system_alerts()
@@ -91,41 +101,42 @@ class Scanner:
         return result
 
     def _system_alerts(self) -> list[Alert]:
-        """The system alerts undelivered in the alerts table (the scan has just caught it up) not yet handed over
-        by this process: without a webhook they have no delivery record, so each process logs them once."""
-        rows = queries.undelivered_alerts(self.store, system=True)
-        new = [row["alert_id"] for row in rows if row["alert_id"] not in self.handed]
+        """The system alerts the alert events show undelivered to the operators' webhook (read again after the
+        scan, whose projector may have raised some) not yet handed over by this process: without a webhook they
+        have no delivery record, so each process logs them once."""
+        self.events.catch_up()
+        new = [alert_id for alert_id in map(str, self.events.undelivered(system=True)) if alert_id not in self.handed]
         self.handed.update(new)
         return [alert for alert_id in new if (alert := readable_alert(self.app, alert_id, self.log)) is not None]
 
     def redeliver(self) -> int:
         """Hand the webhook every alert whose last delivery round did not deliver it, and each subscription's
-        webhook each of its alerts not delivered to it; return how many."""
+        webhook each of its alerts not delivered to it, as the alert events tell (not the tables); return how
+        many."""
         with self.turn:
             return self._redeliver()
 
     def _redeliver(self) -> int:
         if self.webhook is None and self.subscribers is None:
             return 0
-        self.projector.catch_up()
+        self.events.catch_up()
         queued = 0
         if self.subscribers is not None:
             self.subscribers.refresh()
-            queued = self.subscribers.redeliver()
+            queued = self.subscribers.redeliver(self.events)
         if self.webhook is None:
             return queued
-        rows = queries.undelivered_alerts(self.store)
-        alerts = [(row["alert_id"], alert) for row in rows
-                  if (alert := readable_alert(self.app, row["alert_id"], self.log)) is not None]
-        for alert_id, alert in alerts:
+        alerts = [alert for alert_id in self.events.undelivered()
+                  if (alert := readable_alert(self.app, alert_id, self.log)) is not None]
+        for alert in alerts:
             queued += self.webhook.submit(alert.id, alert_fields(alert))
             if alert.case_id is None:
-                self.handed.add(alert_id)
+                self.handed.add(str(alert.id))
         return queued
 
     def redeliver_now(self) -> int:
-        """A redelivery on the schedule: each alert a round did not deliver (failed, or its record lost) is queued
-        again, unless it is queued already; logged when there are any."""
+        """A redelivery on the schedule: each alert a round did not deliver (failed, or no record of a round) is
+        queued again, unless it is queued already; logged when there are any."""
         if self.leadership is not None:
             self.leadership.check()
         queued = self.redeliver()
@@ -257,6 +268,10 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkp
         scheduler.add_job(guarded(scanner.redeliver_now, "redelivery-failed"),
                           CronTrigger.from_crontab(config.redelivery_cron, timezone=LEGAL_TIMEZONE), id="redeliver",
                           coalesce=True, misfire_grace_time=None, max_instances=1)
+    scheduler.add_job(guarded(DocumentExpiry(scanner, config.database_url, config.document_expiry_days).run,
+                              "document-expiry-failed"),
+                      CronTrigger.from_crontab(config.document_expiry_cron, timezone=LEGAL_TIMEZONE),
+                      id="document-expiry", coalesce=True, misfire_grace_time=None, max_instances=1)
     scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
     if not stop.is_set():
         scheduler.start()

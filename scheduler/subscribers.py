@@ -10,7 +10,9 @@ The subscriptions are read again at each scan: one made through the API since is
 one removed (or whose token was revoked) gets nothing more queued and its worker stops once its queue is empty.
 A subscription receives the case alerts raised from its creation on that match its filters; at start-up, and
 then on the redelivery schedule (scheduler/config.py), the leader queues again, per subscription, each such alert
-no round has delivered to it yet and that is not queued already.
+no round has delivered to it yet and that is not queued already. Which those are is read from the alert events
+(scheduler/pending.py: `Alert.Raised`, and the `Alert.Delivered` / `DeliveryFailed` naming the subscription), never
+from the `alert_deliveries` or `alerts` tables, so a row edited or deleted there withholds nothing.
 """
 
 from __future__ import annotations
@@ -18,16 +20,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from datetime import timezone
 from typing import Any
 from uuid import UUID
 
 from domain.alerts import Alert
 from domain.application import Tramita
 from domain.subscriptions import Subscription, internal_allowed
-from projections import queries
 from infrastructure.store import Store
 from scheduler.jsonlog import Log, alert_fields
+from scheduler.pending import AlertEvents
 from scheduler.scan import SCHEDULER, readable_alert
 from infrastructure.webhook import Webhook, post_signed
 
@@ -37,7 +38,8 @@ class Subscribers:
     """The webhooks of the subscriptions in force, one worker each."""
 
     app: Tramita
-    store: Store
+    store: Store | None
+    """The read models' store: no table of it decides a delivery (kept for the callers that pass it)."""
     log: Log
     tries: int
     backoff_cap: float
@@ -83,17 +85,14 @@ class Subscribers:
                 queued += 1
         return queued
 
-    def redeliver(self) -> int:
+    def redeliver(self, events: AlertEvents) -> int:
         """Queue again, per subscription, each matching alert raised since it was made that no round has delivered
-        to it; how many (the projections are the caller's to catch up first)."""
+        to it, as the alert `events` tell (the caller's to catch up first); how many."""
         queued = 0
         for subscription_id, (subscription, webhook) in self.workers.items():
-            for row in queries.undelivered_to(self.store, subscription_id,
-                                              subscription.created_at.astimezone(timezone.utc).isoformat()):
-                if subscription.matches(row):
-                    alert = readable_alert(self.app, row["alert_id"], self.log)
-                    if alert is None:
-                        continue
+            for alert_id in events.undelivered_to(subscription):
+                alert = readable_alert(self.app, alert_id, self.log)
+                if alert is not None:
                     queued += webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
         return queued
 
