@@ -340,6 +340,23 @@ FreezePageSchema = page_of(FreezeSchema, "FreezePageSchema")
 MunicipalityPageSchema = page_of(MunicipalitySchema, "MunicipalityPageSchema")
 
 
+class ReadModelsHealthSchema(Schema):
+    behind = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+        "description": "each projection behind the event log, by how many notifications (the projector catches up)"})
+    ahead = fields.List(fields.String(), required=True, metadata={
+        "description": "projections whose tracking position is beyond the last event (pushed forward: run "
+                       "`tramita rebuild`)"})
+    checked_at = fields.String(allow_none=True, required=True, metadata={
+        "description": "when the read models were last checked against the events (`tramita verify`, the "
+                       "scheduler daily); null: never"})
+    differing = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True, metadata={
+        "description": "the tables whose rows differed from the events at that check, with how many rows (kept in "
+                       "the table read_model_check, which an administrator can edit: each also raised a "
+                       "read-model-differs system alert)"})
+    sample = fields.List(fields.Dict(), required=True, metadata={
+        "description": "the first differing rows: table, key, kind (changed, missing, extra, ahead) and columns"})
+
+
 class HealthSchema(Schema):
     status = fields.String(required=True)
     database = fields.String(required=True)
@@ -348,6 +365,9 @@ class HealthSchema(Schema):
     failures = fields.List(fields.Dict(), metadata={
         "description": "aggregates a projection could not write (projection, aggregate_id, aggregate_kind, "
                        "notification_id, last_notification_id, topic, error), the first 100"})
+    read_models = fields.Nested(ReadModelsHealthSchema, required=True, metadata={
+        "description": "the read models against the event log: behind or ahead of it, and what the last check "
+                       "against the events found"})
 
 
 class StatuteActedSchema(Schema):

@@ -22,7 +22,7 @@ from api import responses as r
 from api.acts import act_links, case_link
 from api.exports import csv_lines
 from api.http import errors_doc, etag, read_store, settings, tramita
-from projections import projector, queries
+from projections import checked, projector, queries
 
 cases = Blueprint("cases", __name__, description="Cases: state, history, verification, export")
 reads = Blueprint("read-models", __name__, description="Deadlines, alerts, Art. 38 freezes and the registry")
@@ -219,6 +219,7 @@ def tramita_health() -> dict[str, Any]:
     app, store = tramita(), read_store()
     positions = dict(store.query("SELECT projection, position FROM projection_tracking")) \
         if store.table_exists("projection_tracking") else {}
+    last = app.recorder.max_notification_id() or 0
     return {"status": "ok", "database": settings()["database"], "projections": positions,
-            "notifications": app.recorder.max_notification_id() or 0,
+            "notifications": last, "read_models": checked.summary(store, positions, last),
             "failures": projector.failures(store)[:HEALTH_FAILURES]}

@@ -65,3 +65,19 @@ def forget(tx: Cursor, projections: list[str], tables: list[str]) -> None:
     result.update(differing=differing, ok=not differing, rebuilt=sorted({*result.get("rebuilt", []), *projections}))
     tx.execute("UPDATE read_model_check SET result = ? WHERE name = ?",
                (json.dumps(result, ensure_ascii=False, sort_keys=True), LATEST))
+
+
+def summary(store: Store, positions: dict[str, Any], last: int) -> dict[str, Any]:
+    """What `/health` and the pages say of the read models without checking them: each projection behind the log
+    (by how many notifications) or ahead of it (a tracking position beyond the last event: pushed forward), and
+    the latest check's result (when, the rows that differed per table, a sample)."""
+    found = latest(store) or {}
+    differing = found.get("differing", {})
+    try:
+        sample = [row for entry in differing.values() for row in entry["sample"]][:20]
+        counts = {table: int(entry["rows"]) for table, entry in differing.items()}
+    except (TypeError, KeyError, ValueError, AttributeError):  # an edited result: it says only that it differs
+        sample, counts = [], {"read_model_check": 1}
+    return {"behind": {name: last - int(p) for name, p in positions.items() if int(p) < last},
+            "ahead": sorted(name for name, p in positions.items() if int(p) > last),
+            "checked_at": found.get("checked_at"), "differing": counts, "sample": sample}

@@ -20,6 +20,7 @@ from api.fields import EARLIEST_DAY, LATEST_DAY
 from api.http import read_store, settings, token_guess_wait, token_guessed_wrong, tramita
 from api.i18n import LANGUAGE_COOKIE, PAGE_LOCALES, locale_name
 from api.pages import axis, casefile, format as fmt, session
+from api.pages.notice import read_model_notice
 from domain.access import READ_ONLY_ROLES
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import KINDS
@@ -105,7 +106,8 @@ def case_not_found(error: CaseNotFoundError) -> tuple[str, int]:
 def page_context() -> dict[str, Any]:
     actor = getattr(g, "actor", None)
     return {"actor": actor, "read_only": actor is None or actor.role in READ_ONLY_ROLES, "fmt": fmt,
-            "csrf_token": session.csrf_token, "lang": locale_name(), "locales": PAGE_LOCALES}
+            "csrf_token": session.csrf_token, "lang": locale_name(), "locales": PAGE_LOCALES,
+            "read_model_notice": read_model_notice}
 
 
 def _safe_next(target: str | None) -> str:
