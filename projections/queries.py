@@ -213,21 +213,12 @@ def breached_requisitions(store: Store) -> list[tuple[str, str | None]]:
 
 
 def undelivered_alerts(store: Store, limit: int = 10_000, *, system: bool = False) -> list[dict[str, Any]]:
-    """Alerts whose last delivery round did not reach the webhook (none yet, or failed), oldest first; `system`:
-    only system alerts (those of no case, domain/alerts.py)."""
+    """Alerts whose last delivery round did not reach the webhook (none yet, or failed), as the alerts table shows
+    them, oldest first; `system`: only system alerts (those of no case, domain/alerts.py). The scheduler decides
+    what to deliver from the alert events instead (scheduler/pending.py): this is the view."""
     only = " AND case_id IS NULL" if system else ""
     return store.query_dicts(f"SELECT * FROM alerts WHERE (delivery IS NULL OR delivery = 'failed'){only} "
                              "ORDER BY raised_at, alert_id LIMIT ?", (limit,))
-
-
-def recorded_alert_ids(store: Store, alert_ids: list[str]) -> set[str]:
-    """Which of these alert ids the alerts table already holds (read by primary key, a chunk at a time)."""
-    found: set[str] = set()
-    for i in range(0, len(alert_ids), 500):
-        chunk = alert_ids[i:i + 500]
-        found |= {row[0] for row in store.query(
-            f"SELECT alert_id FROM alerts WHERE alert_id IN ({', '.join('?' * len(chunk))})", chunk)}
-    return found
 
 
 def effective_status(row: dict[str, Any], today: date, due_soon_days: int) -> str:
@@ -290,15 +281,6 @@ def _every(read: Any, store: Store, chunk: int, filters: dict[str, Any]) -> Iter
         offset += len(rows)
         if len(rows) < chunk:
             return
-
-
-def undelivered_to(store: Store, subscription_id: str, since: str, *, limit: int = 10_000) -> list[dict[str, Any]]:
-    """A case's alerts raised at or after `since` that no round has delivered to the subscription yet (none, or
-    the last failed), oldest first: the subscription's filters are its own to apply (domain/subscriptions.py)."""
-    return store.query_dicts(
-        "SELECT a.* FROM alerts a WHERE a.case_id IS NOT NULL AND a.raised_at >= ? AND NOT EXISTS ("
-        "SELECT 1 FROM alert_deliveries d WHERE d.alert_id = a.alert_id AND d.subscription_id = ? "
-        "AND d.delivery = 'delivered') ORDER BY a.raised_at, a.alert_id LIMIT ?", (since, subscription_id, limit))
 
 
 def deliveries(store: Store, subscription_id: str) -> dict[str, int]:
