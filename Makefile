@@ -5,6 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 export TRAMITA_DATABASE_URL ?= sqlite:///var/tramita.sqlite
+# The port `make run` serves on, on 127.0.0.1: `make run PORT=8080` when 8000 is taken.
+PORT ?= 8000
 
 .PHONY: run test bench clean
 
@@ -20,12 +22,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 var:
 	mkdir -p var
 
-## make run: migrate, seed the demo on SQLite (once), then the API, the projector and the scheduler until Ctrl-C.
+## make run: migrate, seed the demo on SQLite (once), then the API (on 127.0.0.1:$(PORT)), the projector and the
+## scheduler until Ctrl-C; the demo's tokens are printed last and kept in var/demo-tokens.json across restarts.
 ## The demo's audit log is signed with var/tramita-signing.key (made at the first run) and its checkpoints are
 ## copied to var/witness (in production both live off the database's machine: docs/audit.md).
 run: $(STAMP) | var
 	TRAMITA_SIGNING_KEY=$${TRAMITA_SIGNING_KEY:-var/tramita-signing.key} \
-	TRAMITA_WITNESS_DIR=$${TRAMITA_WITNESS_DIR:-var/witness} $(BIN)/tramita up
+	TRAMITA_WITNESS_DIR=$${TRAMITA_WITNESS_DIR:-var/witness} $(BIN)/tramita up --bind 127.0.0.1:$(PORT)
 
 ## make test: every test.
 test: $(STAMP)

@@ -3,16 +3,51 @@ stopped together."""
 
 from __future__ import annotations
 
+import errno
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], None] = print) -> int:
-    """Start each command; when one stops or on Ctrl-C / SIGTERM, stop them all. The first failure's code."""
+def port_taken(host: str, port: str) -> str | None:
+    """Why `host:port` cannot be served on now (the system's words: in use, no such address), or None when it can.
+    A port taken between this look and the server's own bind still stops `tramita up`, with the server's error."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds: TIME_WAIT is free
+            probe.bind((host, int(port)))
+    except OSError as error:
+        return BIND_ERRORS.get(error.errno or 0, error.strerror or str(error))
+    except (ValueError, OverflowError):
+        return "não é um número de porta"
+    return None
+
+
+#: Why a port cannot be served on, in the words a person reads (the system's own words for any other reason).
+BIND_ERRORS = {errno.EADDRINUSE: "outro programa já a usa", errno.EACCES: "sem permissão para usá-la",
+               errno.EADDRNOTAVAIL: "este endereço não é desta máquina"}
+
+
+def answers(url: str) -> bool:
+    """Whether `url` answers 200 now (within 5 seconds: a worker still starting answers once it has)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - our own http:// address
+            return response.status == 200
+    except (OSError, ValueError):
+        return False
+
+
+def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], None] = print,
+                     ready: tuple[str, Callable[[], None]] | None = None) -> int:
+    """Start each command; when one stops or on Ctrl-C / SIGTERM, stop them all. The first failure's code.
+    `ready`: (a URL, what to do once): called the first time the URL answers 200, so that what a person needs
+    (the address, the tokens) is printed after the processes' own start-up lines."""
     processes = {name: subprocess.Popen(list(argv)) for name, argv in commands.items()}
     stopping = False
 
@@ -29,6 +64,9 @@ def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], No
                 name, code = next(iter(ended.items()))
                 say(f"{name} stopped (exit {code}); stopping the others")
                 break
+            if ready is not None and answers(ready[0]):
+                ready[1]()
+                ready = None
             time.sleep(0.2)
     finally:
         for process in processes.values():

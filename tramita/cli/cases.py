@@ -17,8 +17,9 @@ def cmd_seed_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def seed_demo_in(app) -> bool:  # noqa: ANN001
-    """Seed the demo into `app`'s store, its documents beside its events (the same database)."""
+def seed_demo_in(app, say=print) -> bool:  # noqa: ANN001
+    """Seed the demo into `app`'s store, its documents beside its events (the same database); whether it was
+    seeded now (False: it was there already). `say` tells each step."""
     from infrastructure.store import open_store
     from tramita.bootstrap import build_documents
     from audit.demo_files import seed_demo_with_documents
@@ -26,7 +27,7 @@ def seed_demo_in(app) -> bool:  # noqa: ANN001
     store = open_store(database_url())
     documents = build_documents(app, store)
     try:
-        return seed_demo_with_documents(app, documents)
+        return seed_demo_with_documents(app, documents, say)
     finally:
         documents.store.close()
         store.close()

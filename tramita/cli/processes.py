@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from tramita.bootstrap import build_application, build_audit, database_url, system_clock
+from domain.errors import AuthenticationError
+from tramita.bootstrap import build_application, build_audit, database_url, private_files, system_clock
 from tramita.cli.access import cli_actor
 from tramita.cli.cases import cmd_migrate, seed_demo_in
 
@@ -20,43 +27,88 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Demo tokens `tramita up` issues (and revokes at its next start): a few bodies of the lifecycle.
+#: Demo tokens `tramita up` issues once and keeps in DEMO_TOKENS_FILE: a few bodies of the lifecycle.
 DEMO_ROLES = (("demo-assembly-mesa", "assembly-mesa", None), ("demo-tre", "tre", None),
               ("demo-governor", "governor", None), ("demo-auditor", "auditor", None),
               ("demo-mayor-feijo", "mayor", "1200302"))
+#: Where `tramita up` keeps the demo's tokens between starts (0600): a newcomer's saved commands keep working.
+DEMO_TOKENS_FILE = "TRAMITA_DEMO_TOKENS_FILE"
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler."""
-    from tramita.side_by_side import run_side_by_side, tramita_command
+    """`make run`: migrate, seed the demo on an empty database, then the API, the projector and the scheduler; the
+    address and the demo tokens are printed last, once the API answers."""
+    from tramita.side_by_side import port_taken, run_side_by_side, tramita_command
     from audit.keys import create_signing_key, origin_from
 
+    host, _, port = args.bind.rpartition(":")
+    taken = port_taken(host.strip("[]"), port)
+    if taken:
+        print(f"tramita up: não é possível servir em {host}:{port} ({taken}): escolha outra porta com "
+              f"`make run PORT=8080` (ou `tramita up --bind {host}:8080`), ou pare o programa que usa a {port}.",
+              file=sys.stderr)
+        return 1
     key_path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
     if key_path and not Path(key_path).exists():
         signer = create_signing_key(key_path, origin_from(os.environ))
         print(f"signing key made at {key_path} (mode 0600); verifier key: {signer.verifier}")
-    cmd_migrate(args)
+    with contextlib.redirect_stdout(io.StringIO()):  # the demo's story is `tramita seed-demo`'s to tell
+        cmd_migrate(args)
     app = build_application()
-    seed_demo_in(app)
-    for token in app.tokens():
-        if token.name.startswith("demo-") and token.revoked_on is None:
-            app.revoke_token(cli_actor(), str(token.id), reason="replaced by a new `tramita up`")
-    issued = [app.issue_token(cli_actor(), name=name, role=role, municipality=code) for name, role, code in DEMO_ROLES]
+    seeded = seed_demo_in(app, say=lambda line: None)
+    tokens = demo_tokens(app, Path(os.environ.get(DEMO_TOKENS_FILE) or "var/demo-tokens.json"))
+    verifier = app.signer.verifier if app.signer is not None else None
     app.close()
     url = f"http://{args.bind}"
-    print(f"\ntramita API: {url}    docs: {url}/docs    (Ctrl-C stops the API, the projector and the scheduler)")
-    print("demo tokens (use as `Authorization: Bearer <token>`):")
-    for token in issued:
-        print(f"  {token.actor.role:<15} {token.token}")
-    if app.signer is not None:
-        print(f"audit log signed by {app.signer.verifier} (GET {url}/checkpoints/key); checkpoints hourly"
-              + (f", copied to {os.environ['TRAMITA_WITNESS_DIR']}" if os.environ.get("TRAMITA_WITNESS_DIR") else ""))
-    print(flush=True)
+
+    def ready() -> None:
+        print(("\ndemo seeded: four cases (tramita seed-demo tells their story)" if seeded else "") +
+              f"\ntramita API: {url}    docs: {url}/docs    (Ctrl-C stops the API, the projector and the scheduler)")
+        if verifier is not None:
+            print(f"audit log signed by {verifier} (GET {url}/checkpoints/key); checkpoints hourly"
+                  + (f", copied to {os.environ['TRAMITA_WITNESS_DIR']}" if os.environ.get("TRAMITA_WITNESS_DIR")
+                     else ""))
+        print("demo tokens (use as `Authorization: Bearer <token>`; kept across restarts in "
+              f"{tokens.path}):")
+        for role, token in tokens.issued:
+            print(f"  {role:<15} {token}")
+        print(flush=True)
+
     return run_side_by_side({
         "api": tramita_command("serve", "--bind", args.bind, "--workers", str(args.workers)),
         "projector": tramita_command("project"),
         "scheduler": tramita_command("scheduler"),
-    })
+    }, ready=(f"{url}/health", ready))
+
+
+@dataclass
+class DemoTokens:
+    path: Path
+    issued: list[tuple[str, str]]
+    """(role, token) of each demo body."""
+
+
+def demo_tokens(app: Any, path: Path) -> DemoTokens:
+    """The demo's tokens: those kept in `path` while the store still accepts every one of them; otherwise the demo
+    tokens of the store are revoked, new ones issued and kept (0600)."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        issued = [(str(entry["role"]), str(entry["token"])) for entry in kept]
+        if len(issued) == len(DEMO_ROLES) and all(app.actor_for(token)[0].role == role for role, token in issued):
+            return DemoTokens(path, issued)
+    except (OSError, ValueError, TypeError, KeyError, AuthenticationError):
+        pass  # none kept, unreadable, or no longer valid in this store: issued again below
+    for token in app.tokens():
+        if token.name.startswith("demo-") and token.revoked_on is None:
+            app.revoke_token(cli_actor(), str(token.id), reason="replaced by a new `tramita up`")
+    fresh = [app.issue_token(cli_actor(), name=name, role=role, municipality=code) for name, role, code in DEMO_ROLES]
+    issued = [(token.actor.role, token.token) for token in fresh]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    private_files()
+    path.unlink(missing_ok=True)  # written anew, so created 0600 whatever mode an older copy had
+    path.write_text(json.dumps([{"role": role, "token": token} for role, token in issued], indent=1) + "\n",
+                    encoding="utf-8")
+    return DemoTokens(path, issued)
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
