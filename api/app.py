@@ -10,7 +10,10 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_SUBSCRIPTION_PRIVATE_URLS` (default 0): 1 lets `POST /subscriptions` name an address of the
   deployment's own network (loopback, private, link-local), for a closed network (docs/api.md).
 - `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
-  (`api/documents.py`).
+  (`api/documents.py`). `TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY` (default 200 MiB) and `TRAMITA_DOCUMENT_QUOTA_BYTES`
+  (default 2 GiB), 0 for no limit: the bytes of new documents a body may add per legal day and keep in all, 429
+  past either; `TRAMITA_DOCUMENT_EXPIRY_DAYS` (default 7): days an uncited document is kept after its last upload
+  (checked here, used by the scheduler and `tramita documents expire`; audit/document_limits.py).
 - `TRAMITA_PUBLIC_URL` (default `http://127.0.0.1:8000`): the address feed URLs are built on, never the request's
   `Host`; `TRAMITA_TOKEN_FAILURES_PER_MINUTE` (default 20): wrong tokens an address may send (`api/http.py`).
 - `TRAMITA_TRUSTED_PROXIES` (default 0): how many proxies of the deployment stand in front (1 behind
@@ -42,6 +45,7 @@ from api.documents import DEFAULT_MAX_DOCUMENT_BYTES, MAX_DOCUMENT_BYTES_CEILING
 from api.errors import PROBLEM_JSON, ProblemSchema
 from api.examples import ExamplesPlugin
 from api.fields import PathSegment, path_segment_schema
+from audit.document_limits import expiry_days_from, quota_from
 from domain.subscriptions import parse_private_urls
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
@@ -127,12 +131,14 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
     if not re.fullmatch(r"[0-9]", raw_proxies) or int(raw_proxies) > TRUSTED_PROXIES_CEILING:
         raise ValueError(f"TRAMITA_TRUSTED_PROXIES: {merged['TRAMITA_TRUSTED_PROXIES']!r} is not a number of proxies "
                          f"in front of the app from 0 to {TRUSTED_PROXIES_CEILING}")
+    quota, expiry_days = quota_from(merged), expiry_days_from(merged)
     url = merged["TRAMITA_DATABASE_URL"]
     private = parse_private_urls(merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS"))
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
             "max_body_bytes": int(raw_limit), "subscription_private_urls": private,
             "max_document_bytes": int(raw_document), "public_url": public_url(merged["TRAMITA_PUBLIC_URL"]),
-            "token_failures_per_minute": int(raw_failures), "trusted_proxies": int(raw_proxies)}
+            "token_failures_per_minute": int(raw_failures), "trusted_proxies": int(raw_proxies),
+            "document_quota": quota, "document_expiry_days": expiry_days}
 
 
 def public_url(text: str) -> str:
@@ -177,7 +183,7 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
         # api/body.py reads at most the limit + 1 bytes of a body (one more than the limit tells it is too large);
         # Werkzeug itself refuses to read further, whoever asks.
         TRAMITA_MAX_BODY_BYTES=settings["max_body_bytes"], MAX_CONTENT_LENGTH=settings["max_body_bytes"] + 1,
-        TRAMITA_MAX_DOCUMENT_BYTES=settings["max_document_bytes"],
+        TRAMITA_MAX_DOCUMENT_BYTES=settings["max_document_bytes"], TRAMITA_DOCUMENT_QUOTA=settings["document_quota"],
     )
     # Every path parameter: one segment of at most MAX_REFERENCE_CHARS characters, no control character.
     flask.url_map.converters["default"] = flask.url_map.converters["string"] = PathSegment

@@ -6,7 +6,12 @@ within UPLOAD_SECONDS from its first read, so that a slow client holds a worker'
 answer is `{sha256, size, type}`: 201 when the bytes are new, 200 when they were already stored (the same bytes
 are one document, however often and by whom they are sent). An upload records no act: a document counts once an
 act cites it (`attachments` in the act's body, api/schemas.py). A body too large is 413, another type 415, an
-empty one 400; each stores nothing.
+empty one 400; each stores nothing. New bytes count for the uploader's body (its role, and its municipality when
+the role is municipal): past `TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY` of them on a legal day, or past
+`TRAMITA_DOCUMENT_QUOTA_BYTES` of the body's documents still stored, the upload is 429 `document-quota-exceeded`
+naming the quota, the bytes used and the limit (the day's with `Retry-After`, the seconds to midnight in Rio Branco)
+and stores nothing (audit/document_limits.py). A document no act cites is removed TRAMITA_DOCUMENT_EXPIRY_DAYS after
+its last upload: then it is 404 to its uploader too.
 
 A download answers the bytes as uploaded, with their type, `ETag: "<sha256>"` and `Cache-Control: private,
 immutable` (the bytes of a digest never change; private: a token is needed). The bytes are hashed again on every
@@ -20,11 +25,13 @@ import time
 from collections.abc import Callable
 
 from flask import Response, current_app, g, request
+from flask_babel import format_decimal, gettext as _
 from flask_smorest import Blueprint
 
 from api.body import reading_body
 from api.errors import Problem
 from api.http import errors_doc
+from audit.document_limits import QuotaExceededError, body_of
 from audit.documents import DOCUMENT_TYPES, EXTENSIONS, Documents, media_type_of
 
 #: The default largest document, in bytes (TRAMITA_MAX_DOCUMENT_BYTES): a scanned decree or law of a few dozen
@@ -78,6 +85,22 @@ def _too_large(limit: int) -> Problem:
                    "(TRAMITA_MAX_DOCUMENT_BYTES)", kind="document-too-large", field="body", limit=limit)
 
 
+def _over_quota(over: QuotaExceededError) -> Problem:
+    """429 naming the quota passed, what the body has used of it and its limit; the day's with `Retry-After`."""
+    if over.retry_after is None:
+        detail = _("this body's documents hold %(used)s of the %(limit)s bytes it may keep (%(quota)s), and this one "
+                   "has %(size)s: what its uncited documents hold is freed when they expire, and the operators may "
+                   "raise the quota",
+                   used=format_decimal(over.used), limit=format_decimal(over.limit), quota=over.quota,
+                   size=format_decimal(over.size))
+    else:
+        detail = _("this body added %(used)s of the %(limit)s bytes of new documents it may add today (%(quota)s), and "
+                   "this one has %(size)s: send it after midnight in Rio Branco", used=format_decimal(over.used),
+                   limit=format_decimal(over.limit), quota=over.quota, size=format_decimal(over.size))
+    headers = {"Retry-After": str(over.retry_after)} if over.retry_after is not None else None
+    return Problem(429, detail, kind="document-quota-exceeded", field="body", limit=over.limit, headers=headers)
+
+
 def _wrong_type(detail: str) -> Problem:
     return Problem(415, detail, kind="unsupported-document-type", field="Content-Type",
                    headers={"Accept": ", ".join(DOCUMENT_TYPES)})
@@ -107,7 +130,11 @@ def upload() -> Response:
     if found != request.mimetype:
         raise _wrong_type(f"o conteúdo não é {request.mimetype}: seus primeiros bytes são de "
                           f"{found or 'nenhum dos tipos aceitos'}")
-    document, new = documents().upload(content, request.mimetype, g.token_id)
+    try:
+        document, new = documents().upload(content, request.mimetype, g.token_id, body=body_of(g.actor),
+                                           quota=current_app.config["TRAMITA_DOCUMENT_QUOTA"])
+    except QuotaExceededError as over:
+        raise _over_quota(over) from None
     response = current_app.json.response(document.as_dict())
     response.status_code = 201 if new else 200
     response.headers["Location"] = f"/documents/{document.sha256}"

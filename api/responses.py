@@ -368,6 +368,9 @@ class HealthSchema(Schema):
     read_models = fields.Nested(ReadModelsHealthSchema, required=True, metadata={
         "description": "the read models against the event log: behind or ahead of it, and what the last check "
                        "against the events found"})
+    documents = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "the stored documents: count, bytes, and uncited_bytes (those no act cites, removed "
+                       "TRAMITA_DOCUMENT_EXPIRY_DAYS after their last upload)"})
 
 
 class StatuteActedSchema(Schema):

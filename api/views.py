@@ -222,4 +222,5 @@ def tramita_health() -> dict[str, Any]:
     last = app.recorder.max_notification_id() or 0
     return {"status": "ok", "database": settings()["database"], "projections": positions,
             "notifications": last, "read_models": checked.summary(store, positions, last),
-            "failures": projector.failures(store)[:HEALTH_FAILURES]}
+            "failures": projector.failures(store)[:HEALTH_FAILURES],
+            "documents": current_app.extensions["tramita.documents"].usage()}

@@ -6,8 +6,13 @@ digest; kept in the same database, the bytes go wherever the events go: one back
 `pg_dump`) holds both, a restore never brings back events whose documents are missing, and the API workers, which
 on PostgreSQL may run on several machines, all reach them with no shared file system.
 
-Content-addressed: a document is stored once however often it is uploaded (by anyone), and never changed or
-removed by tramita. Who uploaded it is kept beside it (`document_uploads`: the digest, the token's id, when).
+Content-addressed: a document is stored once however often it is uploaded (by anyone), and never changed by
+tramita. Who uploaded it is kept beside it (`document_uploads`: the digest, the token's id, when it last did), and
+the body whose upload added it (`document_additions`: the body, the size, the legal day), which its quota counts
+(audit/document_limits.py). One that no act cites is removed TRAMITA_DOCUMENT_EXPIRY_DAYS after its last upload
+(`Documents.expire`, run by the scheduler and `tramita documents expire`): each removal is recorded in the event log
+as a system alert (`document-expired`), noted first in `document_removals` in the delete's own transaction so
+that a crash before the alert is saved leaves it to the next run; a cited document is never removed.
 Every read hashes the bytes again: a stored document whose bytes no longer give its digest (or whose recorded size
 or type no longer matches them, or whose stored value is no longer bytes: text, a number) is `DocumentAlteredError`,
 raised as a system alert (`document-altered`), and never served as if intact; a correct upload of the same bytes
@@ -26,9 +31,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from audit.document_limits import Quota, legal_day, quota_lock_key
 from audit.tables import DOCUMENT_DDL, count_of, read_text, text_of
 from domain.acts import Actor
 from infrastructure.store import Store, open_store
@@ -42,6 +48,7 @@ EXTENSIONS = {PDF: "pdf", PNG: "png", JPEG: "jpg"}
 #: Who records the alerts of the document store (the system's role).
 DOCUMENTS_ACTOR = Actor("tramita-documents", "scheduler")
 ALTERED = "document-altered"
+EXPIRED = "document-expired"
 
 
 def _row_sql(dialect: str) -> str:
@@ -126,36 +133,61 @@ class DocumentStore:
                 self._idle.append(store)
 
     def put(self, content: bytes, media_type: str, token_id: str, now: datetime,
-            restored: Callable[[StoredDocument, str], None] | None = None) -> tuple[StoredDocument, bool]:
+            restored: Callable[[StoredDocument, str], None] | None = None, *, body: str | None = None,
+            quota: Quota | None = None) -> tuple[StoredDocument, bool]:
         """Store the bytes under their digest (once) and note the uploader; (the document, whether it is new).
 
+        New bytes count for `body` (the uploader's) and must fit its `quota` (QuotaExceededError, nothing stored):
+        the check and the insert are one transaction, which on SQLite holds the write lock from its start and on
+        PostgreSQL takes the body's advisory lock first, so two uploads of one body are counted one after the other.
         When the stored copy was altered, these bytes (which give the digest) are written back, and `restored`
         is told (the document and the digest the altered copy gave)."""
         digest = hashlib.sha256(content).hexdigest()
         document = StoredDocument(digest, media_type, len(content))
-        at, found = now.isoformat(), None
+        at, found, new = now.isoformat(), None, False
         with self._connection() as store, store.transaction() as tx:
+            if body is not None and store.dialect == "postgresql":
+                tx.execute("SELECT pg_advisory_xact_lock(?)", (quota_lock_key(body),))
             rows = tx.execute(_row_sql(store.dialect), (digest,)).fetchall()
             if not rows:
-                tx.execute("INSERT INTO documents (sha256, media_type, size, content, stored_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (digest, media_type, len(content), content, at))
+                if body is not None and quota is not None:
+                    quota.check(len(content), *_used(tx, store.dialect, body, legal_day(now)), now)
+                new = tx.execute("INSERT INTO documents (sha256, media_type, size, content, stored_at) VALUES "
+                                 "(?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
+                                 (digest, media_type, len(content), content, at)).rowcount == 1
+                if new and body is not None:
+                    tx.execute("INSERT INTO document_additions (sha256, body, size, added_on) VALUES (?, ?, ?, ?) "
+                               "ON CONFLICT (sha256) DO UPDATE SET body = excluded.body, size = excluded.size, "
+                               "added_on = excluded.added_on", (digest, body, len(content),
+                                                                legal_day(now).isoformat()))
             elif (found := _altered(document, rows[0])) is not None:
                 tx.execute("UPDATE documents SET media_type = ?, size = ?, content = ? WHERE sha256 = ?",
                            (media_type, len(content), content, digest))
             tx.execute("INSERT INTO document_uploads (sha256, token_id, uploaded_at) VALUES (?, ?, ?) "
-                       "ON CONFLICT (sha256, token_id) DO NOTHING", (digest, token_id, at))
+                       "ON CONFLICT (sha256, token_id) DO UPDATE SET uploaded_at = excluded.uploaded_at",
+                       (digest, token_id, at))
         if found is not None and restored is not None:  # after the commit: an alert is saved in the event store
             restored(document, found)
-        return document, not rows
+        return document, new
 
     def describe(self, digests: list[str]) -> dict[str, StoredDocument]:
-        """The stored documents among these digests, as recorded (type and size; the bytes are not read)."""
+        """The stored documents among these digests, as recorded (type and size; the bytes are not read). A row
+        whose type is not one of DOCUMENT_TYPES or whose size is not a positive integer (an administrator's edit:
+        SQLite's columns take any value) is read whole, and so raised as DocumentAlteredError, never described."""
         if not digests:
             return {}
         with self._connection() as store:
-            rows = store.query(f"SELECT sha256, media_type, size FROM documents WHERE sha256 IN "
-                               f"({', '.join('?' * len(digests))})", list(digests))
-        return {row[0]: StoredDocument(row[0], row[1], int(row[2])) for row in rows}
+            dialect = store.dialect
+            rows = store.query(f"SELECT sha256, {text_of(dialect, 'media_type')}, {count_of(dialect, 'size')} "
+                               f"FROM documents WHERE sha256 IN ({', '.join('?' * len(digests))})", list(digests))
+        described = {}
+        for digest, media_type, size in rows:
+            kind = read_text(media_type)
+            if kind not in DOCUMENT_TYPES or not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                self.read(digest)  # raises DocumentAlteredError, naming what the row's bytes give
+                raise DocumentAlteredError(digest, "record", "its recorded type or size is not a document's")
+            described[digest] = StoredDocument(digest, kind, size)
+        return described
 
     def read(self, digest: str) -> tuple[StoredDocument, bytes] | None:
         """The document and its bytes, checked: DocumentAlteredError when they no longer match; None if absent."""
@@ -170,6 +202,80 @@ class DocumentStore:
             raise DocumentAlteredError(digest, found, _why(document, content, found, stored_as))
         return document, content
 
+    def expire(self, now: datetime, days: int, cited: Callable[[str], bool], say: Callable[[Removal], str]
+               ) -> list[Removal]:
+        """Remove every document no act cites whose last upload (or, without one, whose storing) is `days` or more
+        before `now`, with its uploads and its count for its body; each removal is noted in `document_removals`
+        (`say` writes its message) in the same transaction, for `Documents.expire` to record as an event.
+
+        Which documents are cited is the `attachments` projection, in the same database (the caller catches it up
+        first): each delete is conditional on it, in SQL, and on the last upload still being the one judged old,
+        so an act projected or an upload made since the judgement keeps the document. In memory (no projection in
+        the documents' database), `cited` is asked instead, under the one connection's lock."""
+        cutoff = now - timedelta(days=days)
+        removed: list[Removal] = []
+        with self._connection() as store:
+            dialect = store.dialect
+            uncited = "" if self.memory else \
+                " AND NOT EXISTS (SELECT 1 FROM case_attachments a WHERE a.sha256 = d.sha256)"
+            last = (f"(SELECT MAX({text_of(dialect, 'u.uploaded_at')}) FROM document_uploads u "
+                    "WHERE u.sha256 = d.sha256)")
+            found = store.query(f"SELECT d.sha256, {text_of(dialect, 'd.stored_at')}, {last}, "
+                                f"{count_of(dialect, 'd.size')}, {text_of(dialect, 'd.media_type')}, "
+                                f"(SELECT {text_of(dialect, 'b.body')} FROM document_additions b "
+                                f"WHERE b.sha256 = d.sha256) FROM documents d WHERE 1 = 1{uncited}")
+            for digest, stored_at, last_upload, size, media_type, body in found:
+                since = _moment(last_upload if last_upload is not None else stored_at)
+                if since is None or since > cutoff or (self.memory and cited(digest)):
+                    continue  # not yet old, or undated (an edited row: kept, as nothing says it is old)
+                removal = Removal(digest, read_text(stored_at) or "", now.isoformat(), size, read_text(media_type),
+                                  read_text(body), since.isoformat(), days)
+                same = "IS" if dialect == "sqlite" else "IS NOT DISTINCT FROM"
+                with store.transaction() as tx:
+                    gone = tx.execute(f"DELETE FROM documents WHERE sha256 = ? AND {text_of(dialect, 'stored_at')} "
+                                      f"{same} ? AND {last.replace('d.sha256', '?')} {same} ?"
+                                      f"{uncited.replace('d.sha256', '?')}",
+                                      (digest, stored_at, digest, last_upload,
+                                       *([digest] if uncited else []))).rowcount == 1
+                    if gone:
+                        tx.execute("DELETE FROM document_uploads WHERE sha256 = ?", (digest,))
+                        tx.execute("DELETE FROM document_additions WHERE sha256 = ?", (digest,))
+                        tx.execute("INSERT INTO document_removals (sha256, stored_at, removed_at, message, recorded) "
+                                   "VALUES (?, ?, ?, ?, 0) ON CONFLICT (sha256, stored_at) DO NOTHING",
+                                   (digest, removal.stored_at, removal.removed_at, say(removal)))
+                if gone:
+                    removed.append(removal)
+        return removed
+
+    def unrecorded_removals(self) -> list[tuple[str, str, str]]:
+        """The removals not yet recorded as events: (digest, when it was stored, the message)."""
+        with self._connection() as store:
+            return [tuple(row) for row in store.query(  # type: ignore[misc]
+                "SELECT sha256, stored_at, message FROM document_removals WHERE recorded = 0 ORDER BY removed_at")]
+
+    def removal_recorded(self, digest: str, stored_at: str) -> None:
+        with self._connection() as store, store.transaction() as tx:
+            tx.execute("UPDATE document_removals SET recorded = 1 WHERE sha256 = ? AND stored_at = ?",
+                       (digest, stored_at))
+
+    def usage(self, cited: Callable[[str], bool]) -> dict[str, int]:
+        """What the documents take: how many, their bytes, and the bytes of those no act cites (awaiting expiry);
+        sizes as recorded (an edited size that is no integer counts 0). Cheap aggregates, for `/health`."""
+        with self._connection() as store:
+            size = count_of(store.dialect, "d.size")
+            if not store.table_exists("documents"):  # PostgreSQL before `tramita migrate`
+                return {"count": 0, "bytes": 0, "uncited_bytes": 0}
+            if self.memory:
+                rows = store.query(f"SELECT d.sha256, {size} FROM documents d")
+                return {"count": len(rows), "bytes": sum(n or 0 for _, n in rows),
+                        "uncited_bytes": sum(n or 0 for digest, n in rows if not cited(digest))}
+            uncited = "NOT EXISTS (SELECT 1 FROM case_attachments a WHERE a.sha256 = d.sha256)" \
+                if store.table_exists("case_attachments") else "1 = 1"
+            count, total, waiting = store.query(
+                f"SELECT COUNT(*), COALESCE(SUM({size}), 0), COALESCE(SUM(CASE WHEN {uncited} THEN {size} END), 0) "
+                "FROM documents d")[0]
+        return {"count": int(count), "bytes": int(total), "uncited_bytes": int(waiting)}
+
     def uploaded_by(self, digest: str, token_id: str) -> bool:
         with self._connection() as store:
             return bool(store.query("SELECT 1 FROM document_uploads WHERE sha256 = ? AND token_id = ?",
@@ -180,6 +286,39 @@ class DocumentStore:
             for store in self._opened:
                 store.close()
             self._opened, self._idle = [], []
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A document removed because no act cited it in time: what it was, when it was stored and removed, and why."""
+
+    sha256: str
+    stored_at: str
+    removed_at: str
+    size: int | None
+    type: str | None
+    body: str | None
+    last_upload: str
+    days: int
+
+
+def _used(tx: Any, dialect: str, body: str, day: date) -> tuple[int, int]:
+    """The bytes of the documents `body` added that are still stored: on the legal day `day`, and in all."""
+    size = count_of(dialect, "a.size")
+    today, in_all = tx.execute(
+        f"SELECT COALESCE(SUM(CASE WHEN a.added_on = ? THEN {size} END), 0), COALESCE(SUM({size}), 0) "
+        "FROM document_additions a JOIN documents d ON d.sha256 = a.sha256 WHERE a.body = ?",
+        (day.isoformat(), body)).fetchall()[0]
+    return int(today), int(in_all)
+
+
+def _moment(value: object) -> datetime | None:
+    """A stored timestamp (as `text_of` read it), aware (UTC when it names no zone); None when it is none."""
+    try:
+        moment = datetime.fromisoformat(read_text(value) or "")
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _fields(row: tuple[Any, ...]) -> tuple[str | None, int | None, bytes, str]:
@@ -217,11 +356,38 @@ class Documents:
     #: Is the digest cited by an act of some case (the `attachments` projection)?
     cited: Callable[[str], bool]
 
-    def upload(self, content: bytes, media_type: str, token_id: str) -> tuple[StoredDocument, bool]:
-        return self.store.put(content, media_type, token_id, self.app.clock(), restored=self._restored)
+    def upload(self, content: bytes, media_type: str, token_id: str, *, body: str | None = None,
+               quota: Quota | None = None) -> tuple[StoredDocument, bool]:
+        """Store an upload; new bytes count for `body` within `quota` (QuotaExceededError: nothing stored)."""
+        return self.store.put(content, media_type, token_id, self.app.clock(), restored=self._restored, body=body,
+                              quota=quota)
 
     def describe(self, digests: list[str]) -> dict[str, StoredDocument]:
-        return self.store.describe(digests)
+        """The stored documents an act cites; a row an edit left unreadable raises the alarm (and the act is refused
+        with DocumentAlteredError)."""
+        try:
+            return self.store.describe(digests)
+        except DocumentAlteredError as altered:
+            self._alert(altered.sha256, altered.found, altered.why)
+            raise
+
+    def expire(self, days: int, catch_up: Callable[[], object] | None = None) -> list[Removal]:
+        """Remove the documents no act cited within `days` of their last upload, each removal recorded in the event
+        log as a system alert (kind `document-expired`, subject `document:<sha256>:<when it was stored>`).
+        `catch_up` brings the `attachments` projection up to date first (an act recorded but not yet projected
+        would otherwise not protect what it cites). A removal whose alert could not be saved (a crash between the
+        two) is recorded by the next run: it is kept in `document_removals` until then."""
+        if catch_up is not None:
+            catch_up()
+        removed = self.store.expire(self.app.clock(), days, self.cited, _removal_message)
+        for digest, stored_at, message in self.store.unrecorded_removals():
+            self.app.raise_system_alert(DOCUMENTS_ACTOR, kind=EXPIRED, subject=f"document:{digest}:{stored_at}",
+                                        message=message)
+            self.store.removal_recorded(digest, stored_at)
+        return removed
+
+    def usage(self) -> dict[str, int]:
+        return self.store.usage(self.cited)
 
     def read(self, digest: str, token_id: str) -> tuple[StoredDocument, bytes]:
         """The document for this token, checked; DocumentNotFoundError unless it is cited by an act or the token
@@ -230,7 +396,7 @@ class Documents:
             raise DocumentNotFoundError(digest)
         try:
             found = self.store.read(digest)
-            if found is None:  # cited (an upload is never removed by tramita): its row was deleted
+            if found is None:  # cited (expiry removes an uncited one, with its uploads): its row was deleted
                 raise DocumentNotFoundError(digest)
         except DocumentAlteredError as altered:
             self._alert(digest, altered.found, altered.why)
@@ -247,3 +413,12 @@ class Documents:
     def _restored(self, document: StoredDocument, found: str) -> None:
         self._alert(document.sha256, found, f"its stored bytes gave SHA-256 {found}; an upload of the original "
                                             "bytes wrote them back")
+
+
+def _removal_message(removal: Removal) -> str:
+    """What the removal's alert says, in Portuguese as every alert: what was removed, when and why."""
+    what = f"{removal.type or 'tipo ilegível'}, {removal.size if removal.size is not None else '?'} bytes"
+    who = f", acrescentado por {removal.body}" if removal.body else ""
+    return (f"documento removido: {removal.sha256} ({what}{who}), guardado em {removal.stored_at}, último envio em "
+            f"{removal.last_upload}: nenhum ato o citou em {removal.days} dias (TRAMITA_DOCUMENT_EXPIRY_DAYS); "
+            f"removido em {removal.removed_at}")

@@ -37,12 +37,22 @@ DOCUMENT_DDL = {
         "size INTEGER NOT NULL, content BLOB NOT NULL, stored_at TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS document_uploads (sha256 TEXT NOT NULL, token_id TEXT NOT NULL, "
         "uploaded_at TEXT NOT NULL, PRIMARY KEY (sha256, token_id))",
+        "CREATE TABLE IF NOT EXISTS document_additions (sha256 TEXT PRIMARY KEY, body TEXT NOT NULL, "
+        "size INTEGER NOT NULL, added_on TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ix_document_additions_body ON document_additions (body, added_on)",
+        "CREATE TABLE IF NOT EXISTS document_removals (sha256 TEXT NOT NULL, stored_at TEXT NOT NULL, "
+        "removed_at TEXT NOT NULL, message TEXT NOT NULL, recorded INTEGER NOT NULL, PRIMARY KEY (sha256, stored_at))",
     ],
     "postgresql": [
         "CREATE TABLE IF NOT EXISTS documents (sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, "
         "size BIGINT NOT NULL, content BYTEA NOT NULL, stored_at TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS document_uploads (sha256 TEXT NOT NULL, token_id TEXT NOT NULL, "
         "uploaded_at TEXT NOT NULL, PRIMARY KEY (sha256, token_id))",
+        "CREATE TABLE IF NOT EXISTS document_additions (sha256 TEXT PRIMARY KEY, body TEXT NOT NULL, "
+        "size BIGINT NOT NULL, added_on TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ix_document_additions_body ON document_additions (body, added_on)",
+        "CREATE TABLE IF NOT EXISTS document_removals (sha256 TEXT NOT NULL, stored_at TEXT NOT NULL, "
+        "removed_at TEXT NOT NULL, message TEXT NOT NULL, recorded INTEGER NOT NULL, PRIMARY KEY (sha256, stored_at))",
     ],
 }
 #: The pages' sessions ended by signing out (api/pages/session.py): each session's id until the session would have

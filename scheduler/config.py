@@ -16,6 +16,7 @@ import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from audit.document_limits import DEFAULT_EXPIRY_DAYS, expiry_days_from
 from domain.errors import InvalidActError
 from domain.subscriptions import check_url, parse_private_urls
 
@@ -25,6 +26,9 @@ DEFAULT_CHECKPOINT_CRON = "0 * * * *"
 #: When the alerts a delivery round did not deliver (a receiver down, a record lost) are queued again while the
 #: scheduler runs (hourly, at half past), besides once at each start.
 DEFAULT_REDELIVERY_CRON = "30 * * * *"
+#: When the documents no act cited in time are removed (hourly, at twenty to), so that one is kept at most an hour
+#: beyond TRAMITA_DOCUMENT_EXPIRY_DAYS.
+DEFAULT_DOCUMENT_EXPIRY_CRON = "40 * * * *"
 DEFAULT_THRESHOLDS = (5, 1)
 DEFAULT_WEBHOOK_TRIES = 5
 #: The most POSTs one delivery round may make (TRAMITA_ALERT_WEBHOOK_TRIES above it is refused).
@@ -54,6 +58,8 @@ class SchedulerConfig:
     #: TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may be delivered to the deployment's network.
     subscription_private_urls: bool = False
     redelivery_cron: str = DEFAULT_REDELIVERY_CRON
+    document_expiry_cron: str = DEFAULT_DOCUMENT_EXPIRY_CRON
+    document_expiry_days: int = DEFAULT_EXPIRY_DAYS
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -120,7 +126,8 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
     TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
-    TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS), each overridden by its
+    TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS, TRAMITA_DOCUMENT_EXPIRY_CRON,
+    TRAMITA_DOCUMENT_EXPIRY_DAYS), each overridden by its
     command-line option when given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
@@ -160,4 +167,7 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
         subscription_private_urls=parse_private_urls(environ.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS")),
         redelivery_cron=(parse_cron(redelivery_text, "TRAMITA_REDELIVERY_CRON") if redelivery_text is not None
                          else DEFAULT_REDELIVERY_CRON),
+        document_expiry_cron=parse_cron(environ.get("TRAMITA_DOCUMENT_EXPIRY_CRON", DEFAULT_DOCUMENT_EXPIRY_CRON),
+                                        "TRAMITA_DOCUMENT_EXPIRY_CRON"),
+        document_expiry_days=expiry_days_from(environ),
     )

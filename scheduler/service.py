@@ -39,6 +39,7 @@ from projections.cache import cache_bytes
 from projections.projector import Projector
 from infrastructure.store import Store
 from scheduler.config import SchedulerConfig
+from scheduler.documents import DocumentExpiry
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
 from scheduler.pending import AlertEvents
@@ -267,6 +268,10 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkp
         scheduler.add_job(guarded(scanner.redeliver_now, "redelivery-failed"),
                           CronTrigger.from_crontab(config.redelivery_cron, timezone=LEGAL_TIMEZONE), id="redeliver",
                           coalesce=True, misfire_grace_time=None, max_instances=1)
+    scheduler.add_job(guarded(DocumentExpiry(scanner, config.database_url, config.document_expiry_days).run,
+                              "document-expiry-failed"),
+                      CronTrigger.from_crontab(config.document_expiry_cron, timezone=LEGAL_TIMEZONE),
+                      id="document-expiry", coalesce=True, misfire_grace_time=None, max_instances=1)
     scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
     if not stop.is_set():
         scheduler.start()
