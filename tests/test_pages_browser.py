@@ -190,3 +190,43 @@ def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_a_document_a
     wait_for(browser, "#token")
     assert "proximo=" in browser.current_url
     shoot(browser, screenshots, "10-saiu")
+
+
+#: Every page of the demo a signed-in reader reaches, and a name for its screenshot.
+PAGES = (("/processos", "processos"), (f"/processos/{CASE_1991}", "processo-1991"),
+         ("/processos/LC35-2026-0001", "processo-2026-0001"), ("/processos/LC35-2026-0003", "processo-2026-0003"),
+         (f"/processos/{CASE_1991}?data=1992-01-08", "processo-1991-em-1992"), ("/prazos", "prazos"),
+         ("/alertas", "alertas"), ("/municipios", "municipios"), ("/municipios/1200302", "municipio-feijo"))
+
+
+def test_on_a_phone_390_pixels_wide_no_page_scrolls_sideways_and_wide_tables_scroll_in_their_own_box(
+        served, browser, screenshots):
+    from selenium.webdriver.common.by import By
+
+    url, token = served
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 390, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+    try:
+        browser.get(f"{url}/")
+        field = wait_for(browser, "#token")
+        assert browser.execute_script("return window.innerWidth") == 390
+        assert browser.execute_script("return document.scrollingElement.scrollWidth") == 390, "the sign-in page"
+        shoot(browser, screenshots, "celular-00-entrar")
+        field.send_keys(token)
+        browser.find_element(By.ID, "sign-in").click()
+        wait_until(browser, lambda d: "/processos" in d.current_url)
+        for path, name in PAGES:
+            browser.get(url + path)
+            wait_for(browser, "main h1")
+            width, inner = browser.execute_script(
+                "return [document.scrollingElement.scrollWidth, window.innerWidth]")
+            # a mobile browser widens its viewport to the page's content: both stay at the phone's width
+            assert (width, inner) == (390, 390), f"{path}: the page is {width} px wide, the viewport {inner} px"
+            axis = browser.find_elements(By.CSS_SELECTOR, "#deadline-axis svg")
+            if axis:  # the deadline axis fits the width, it does not scroll
+                assert axis[0].size["width"] <= 390, path
+            shoot(browser, screenshots, f"celular-{name}")
+        browser.find_element(By.ID, "sign-out").click()
+        wait_for(browser, "#token")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
