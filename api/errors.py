@@ -19,7 +19,7 @@ from decimal import Decimal
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Response, render_template, request
 from flask_babel import format_decimal, gettext as _
 from marshmallow import Schema, fields
 from werkzeug.exceptions import HTTPException
@@ -33,7 +33,7 @@ from audit.verify import StoreEmptyError
 from domain.errors import (
     ActOutOfOrderError, AuthenticationError, CaseNotFoundError, IdempotencyKeyReusedError, IncompetentBodyError,
     InvalidActError, LegalRuleError, MunicipalityNotFoundError, RuleNotInForceError, Sentence, StaleVersionError,
-    StatuteAmendmentError, StoredEventsUnreadableError, sentence,
+    StatuteAmendmentError, StoredEventsAlteredError, StoredEventsUnreadableError, sentence,
 )
 
 PROBLEM_JSON = "application/problem+json"
@@ -237,6 +237,7 @@ def register(app: Flask) -> None:
     app.register_error_handler(DocumentAlteredError, _altered_document)
     app.register_error_handler(merkle.ProofError, _damaged_tree)
     app.register_error_handler(StoredEventsUnreadableError, _unreadable_events)
+    app.register_error_handler(StoredEventsAlteredError, _altered_events)
     app.register_error_handler(HTTPException, http_exception_problem)
     app.register_error_handler(Exception, _unexpected)
 
@@ -254,6 +255,17 @@ def _unreadable_events(error: StoredEventsUnreadableError) -> Response:
     so an auditor knows the store and not the request is at fault, and logged."""
     log.error("stored events unreadable: %s", error)
     return problem(500, say(error.sentence), kind="stored-events-unreadable")
+
+
+def _altered_events(error: StoredEventsAlteredError) -> Response | tuple[str, int]:
+    """An aggregate the act (or read) needs is not stored as its chain and the audit log say: refused 409 naming
+    the aggregate and the event, nothing recorded; the application has raised the tamper alarm (a system alert)
+    before the refusal reached here, and it is logged. A page (the case file) says the same as a page: no state
+    the log contradicts is shown."""
+    log.error("stored events altered: %s", error)
+    if request.blueprint == "pages":
+        return render_template("error.html", message=say(error.sentence), status=409), 409
+    return problem(409, say(error.sentence), kind="stored-events-altered")
 
 
 def _damaged_tree(error: merkle.ProofError) -> Response:

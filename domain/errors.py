@@ -130,6 +130,22 @@ class StoredEventsUnreadableError(SaidError):
                                   aggregate=str(aggregate_id), version=str(version), reason=reason[:200]))
 
 
+class StoredEventsAlteredError(SaidError):
+    """An aggregate an act (or a read) needs is not stored as its hash chain and the audit log say it was: an
+    event deleted (the last one, or one in the middle), inserted, or its stored bytes altered. Nothing is judged on
+    it and nothing is recorded; `label` names the aggregate (a case by its number, a municipality by its name),
+    `version` the event at fault."""
+
+    def __init__(self, aggregate_id: Any, version: int, reason: str | Sentence, label: Any = None) -> None:
+        self.aggregate_id, self.version, self.label = aggregate_id, version, label or str(aggregate_id)
+        self.reason = sentence(reason)
+        super().__init__(Sentence("the stored events of %(aggregate)s contradict their hash chain or the audit "
+                                  "log at its event %(version)s: %(reason)s; nothing was judged or recorded, the "
+                                  "tamper alarm was raised, and GET /verify and `tramita verify` name what was "
+                                  "altered",
+                                  aggregate=self.label, version=str(version), reason=self.reason))
+
+
 class LegalRuleError(Exception):
     """An act refused under the law: carries the article id (`art-13`) and a plain-language message.
 

@@ -82,12 +82,15 @@ class StoreMissingError(Exception):
 
 def build_audit(app: Tramita, store: Store, *, key: str | None = None) -> Audit:
     """The audit service over an application and its database: the tree, the signer, the trusted verifier key
-    (`key`, else TRAMITA_VERIFIER_KEY, else the signing key's), the witnesses (TRAMITA_WITNESS_DIR/_URL)."""
+    (`key`, else TRAMITA_VERIFIER_KEY, else the signing key's), the witnesses (TRAMITA_WITNESS_DIR/_URL). From
+    then on the application checks every aggregate an act reads against that tree's leaves (audit/logged.py)."""
     from audit.keys import trusted_verifier
     from audit.log import AuditLog
+    from audit.logged import LoggedHashes
     from audit.service import Audit
     from audit.witness import witnesses_from
 
+    app.check_against(LoggedHashes(store))
     return Audit(app, AuditLog(app, store), app.signer, trusted_verifier(os.environ, key, app.signer),
                  witnesses_from(os.environ))
 

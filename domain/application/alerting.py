@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
@@ -9,7 +10,12 @@ from eventsourcing.persistence import IntegrityError
 from domain.acts import Actor
 from domain.alerts import Alert, alert_due
 from domain.application.base import ApplicationBase
-from domain.errors import AlertNotFoundError
+from domain.errors import AlertNotFoundError, StoredEventsAlteredError
+
+#: Who records the alarm of an altered store (the audit's system role, as the audit log's own alarms).
+STORE_ALARM_ACTOR = Actor("tramita-audit", "scheduler")
+#: Set while the alarm is being recorded: an alteration met on the way is not alarmed again from inside.
+_alarming: ContextVar[bool] = ContextVar("tramita_alarming", default=False)
 
 
 class Alerting(ApplicationBase):
@@ -51,6 +57,22 @@ class Alerting(ApplicationBase):
         when it was already recorded."""
         alert = Alert.raise_system(self.system_context(actor), kind=kind, subject=subject, message=message)
         return alert.id if self._saved_once(alert) else None
+
+    def store_altered(self, error: StoredEventsAlteredError) -> None:
+        """The tamper alarm for an aggregate the store contradicts (an act or a read refused on it): a system alert
+        of kind `tamper-alarm`, recorded once per aggregate and event, which the scheduler logs and sends on. An
+        alert that cannot be recorded (the store refusing it too) leaves the refusal to say what was found."""
+        if _alarming.get():
+            return
+        token = _alarming.set(True)
+        try:
+            self.raise_system_alert(STORE_ALARM_ACTOR, kind="tamper-alarm",
+                                    subject=f"stored-events:{error.aggregate_id}:{error.version}",
+                                    message=str(error)[:4000])
+        except Exception:  # noqa: BLE001, S110 - the refusal raised next (logged by its caller) names the damage
+            pass
+        finally:
+            _alarming.reset(token)
 
     def get_alert(self, alert_id: UUID) -> Alert:
         alert = self._get_or_none(alert_id)

@@ -24,7 +24,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, Transcoder
 
 from domain.access import IdempotentRequest, Receipt
-from domain.application.pool import AggregatePool, byte_budget
+from domain.application.pool import AggregatePool, EventLog, byte_budget
 from domain.application.transcoder import DateAsISO, DomainMapper, StoredJSONTranscoder
 from domain.acts import ActContext, Actor, require_date
 from domain.amendments import StatuteAmendments
@@ -32,7 +32,7 @@ from domain.calendar import Calendar
 from domain.case import Case, case_id_for
 from domain.errors import (
     CaseNotFoundError, IdempotencyKeyReusedError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, SaidError,
-    Sentence, StaleVersionError,
+    Sentence, StaleVersionError, StoredEventsAlteredError,
 )
 from domain.parameters import Statute, shipped_statute
 from domain.registry import Municipality
@@ -191,11 +191,22 @@ class ApplicationBase(Application):
         super().__init__(env)
         self.pool = AggregatePool(self.recorder, self.mapper, byte_budget(
             f"TRAMITA_{self.AGGREGATE_POOL_BYTES}", self.env.get(self.AGGREGATE_POOL_BYTES)))
+        self.pool.on_altered = self.store_altered
         self.clock = clock
         #: The statute as shipped (or given); `statute` adds the amendments recorded in the store.
         self.shipped_statute = statute or shipped_statute()
         self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute)
         self.calendar = calendar or Calendar()
+
+    def check_against(self, log: EventLog) -> None:
+        """From now on every aggregate an act reads is also checked against `log`, the audit log the wiring
+        passes in (tramita/bootstrap.py): an event it holds that the store lacks or holds otherwise refuses the act
+        (StoredEventsAlteredError). Without it, the hash chain alone is checked."""
+        self.pool.log = log
+
+    def store_altered(self, error: StoredEventsAlteredError) -> None:
+        """Told by the pool of an aggregate whose stored events contradict the chain or the log, before the act
+        is refused: nothing here (the application's `Alerting` raises the tamper alarm)."""
 
     @property
     def statute(self) -> Statute:

@@ -8,7 +8,8 @@ so no other thread can see it, and a second borrower of the same aggregate build
 - After the act's save, its aggregates go back to the pool at their new version (unless a newer one is there).
 - On any refusal, conflict or error, everything the act borrowed or created is dropped: a half-applied
   aggregate never returns to the pool, and the next act replays it from the store.
-- A borrowed aggregate is first brought up to date from the store (the events another process recorded since).
+- A borrowed aggregate is first brought up to date from the store (the events another process recorded since),
+  and checked: no act is judged on a store that the hash chain or the audit log contradicts (`StoreCheck`).
 - The pool is bounded in bytes: each aggregate counts the stored bytes of the events it was built from, and
   the least recently returned go first when the budget is exceeded (`AggregateCache`, which the projector's
   follower keeps its aggregates in too).
@@ -25,13 +26,14 @@ from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from copy import deepcopy
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Mapper, Recorder
 
-from domain.errors import StoredEventsUnreadableError
+from domain import chain
+from domain.errors import Sentence, StoredEventsAlteredError, StoredEventsUnreadableError
 
 #: The default budget: 64 MiB of stored event bytes.
 DEFAULT_BUDGET = 64 * 1024 * 1024
@@ -120,11 +122,45 @@ class AggregateCache:
 
 
 
+class EventLog(Protocol):
+    """What the pool needs of the audit log (audit/logged.py `LoggedHashes`), which the wiring passes in: the log is
+    the audit package's, which the domain does not import."""
+
+    def logged(self, aggregate_id: UUID, from_version: int) -> dict[int, str] | None:
+        """The chain hash the log holds for each of the aggregate's events from `from_version` on, by version
+        (None: this store keeps no log)."""
+
+
+#: Why a stored event is refused (`StoredEventsAlteredError.reason`).
+GAP = "the events before it are not stored: they were deleted"
+LINK = "its prev_hash is not the hash of the event stored before it: an event was deleted or replaced"
+CONTENT = "its stored content no longer gives its hash: its stored bytes were altered"
+DELETED = "the audit log holds it but the store no longer does: it was deleted"
+REWRITTEN = "its hash is not the one the audit log holds for it: it was rewritten after it was logged"
+CHANGED = "the stored event this process last read is gone or its bytes changed: it was deleted or altered"
+
+
+def label_of(aggregate: Any) -> Any:
+    """How a refusal names an aggregate: a case by its number, a municipality by its name, a year's numbering by
+    its year (None: by its id)."""
+    if aggregate is None:
+        return None
+    number = getattr(aggregate, "number", None)
+    if isinstance(number, str):
+        return number
+    name, key = getattr(aggregate, "name", None), getattr(aggregate, "key", None)
+    if isinstance(name, str):
+        return f"{name} ({key})" if isinstance(key, str) else name
+    year = getattr(aggregate, "year", None)
+    return Sentence("the case numbering of %(year)s", year=str(year)) if isinstance(year, int) else None
+
+
 class Borrowing:
-    """What one act (or read) holds: the aggregates it borrowed or saved, and their sizes in stored bytes."""
+    """What one act (or read) holds: the aggregates it borrowed or saved, with their sizes in stored bytes and the
+    stored bytes of their last event (None: not known)."""
 
     def __init__(self) -> None:
-        self.held: dict[UUID, tuple[Any, int]] = {}
+        self.held: dict[UUID, tuple[Any, int, bytes | None]] = {}
 
 
 _borrowing: ContextVar[Borrowing | None] = ContextVar("tramita_borrowing", default=None)
@@ -136,8 +172,12 @@ class AggregatePool:
     def __init__(self, recorder: Recorder, mapper: Mapper, budget: int = DEFAULT_BUDGET) -> None:
         self.recorder, self.mapper = recorder, mapper
         self._lock = threading.Lock()
-        #: The aggregates not lent, least recently returned first.
+        #: The aggregates not lent, least recently returned first (each with its last event's stored bytes).
         self._idle = AggregateCache(budget)
+        #: The audit log the aggregates are checked against (None: the hash chain only).
+        self.log: EventLog | None = None
+        #: Told of every aggregate found altered, before the refusal is raised (the application's tamper alarm).
+        self.on_altered: Any = None
 
     @property
     def budget(self) -> int:
@@ -176,7 +216,8 @@ class AggregatePool:
             _borrowing.reset(token)
 
     def get(self, aggregate_id: UUID) -> Any:
-        """The aggregate, up to date with the store (AggregateNotFoundError if it has no event).
+        """The aggregate, up to date with the store and checked against it (AggregateNotFoundError if it has no
+        event; StoredEventsAlteredError if the store contradicts its chain or the audit log).
 
         Inside a borrowing, the pool's own object, lent to it alone (the same object on every get of the act);
         outside one, a private copy.
@@ -186,13 +227,18 @@ class AggregatePool:
             return borrowing.held[aggregate_id][0]
         with self._lock:
             idle = self._idle.pop(aggregate_id)
-        aggregate, size = idle if idle is not None else (None, 0)
-        aggregate, size = self._catch_up(aggregate_id, aggregate, size)
+        (aggregate, head), size = idle if idle is not None else ((None, None), 0)
+        try:
+            aggregate, size, head = self._catch_up(aggregate_id, aggregate, size, head)
+        except StoredEventsAlteredError as altered:
+            if self.on_altered is not None:
+                self.on_altered(altered)
+            raise
         if borrowing is not None:
-            borrowing.held[aggregate_id] = (aggregate, size)
+            borrowing.held[aggregate_id] = (aggregate, size, head)
             return aggregate
         copy = deepcopy(aggregate)
-        self._give_back([(aggregate, size)])
+        self._give_back([(aggregate, size, head)])
         return copy
 
     def saved(self, aggregates: Iterable[Any], recordings: Iterable[Any]) -> None:
@@ -201,32 +247,101 @@ class AggregatePool:
         if borrowing is None:
             return
         added: dict[UUID, int] = {}
+        heads: dict[UUID, bytes] = {}
         for recording in recordings:
             originator = recording.domain_event.originator_id
             added[originator] = added.get(originator, 0) + len(recording.notification.state)
+            heads[originator] = recording.notification.state
         for aggregate in aggregates:
             if aggregate is None or not hasattr(aggregate, "id"):
                 continue
-            _, size = borrowing.held.get(aggregate.id, (None, 0))
-            borrowing.held[aggregate.id] = (aggregate, size + added.get(aggregate.id, 0))
+            _, size, _ = borrowing.held.get(aggregate.id, (None, 0, None))
+            borrowing.held[aggregate.id] = (aggregate, size + added.get(aggregate.id, 0), heads.get(aggregate.id))
 
-    def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int) -> tuple[Any, int]:
-        """Apply the events recorded after the aggregate's version (all of them when there is none yet)."""
-        aggregate, size = replay(self.recorder, self.mapper, aggregate_id, aggregate, size,
-                                 gt=aggregate.version if aggregate is not None else None)
+    def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int,
+                  head: bytes | None) -> tuple[Any, int, bytes | None]:
+        """Apply the events recorded after the aggregate's version (all of them when there is none yet), each
+        checked against the chain, then the whole against the audit log.
+
+        The log is read first: a leaf it holds names an event committed before, which the store's read after it
+        must then return, so a leaf the store lacks is a deletion, never an event committed meanwhile. A pooled
+        aggregate's last event is read again with the new ones: gone or changed, the aggregate is built afresh from
+        the store, checked whole, and refused."""
+        version = aggregate.version if aggregate is not None else 0
+        logged = self.log.logged(aggregate_id, max(version, 1)) if self.log is not None else None
+        records = self.recorder.select_events(aggregate_id, gt=version - 1 if version else None)
+        known: dict[int, str] = {}
+        if aggregate is not None:
+            if not records or records[0].originator_version != version or (head is not None
+                                                                            and records[0].state != head):
+                try:
+                    self._catch_up(aggregate_id, None, 0, None)  # names a deletion or an edit the store shows
+                except AggregateNotFoundError:
+                    pass
+                raise StoredEventsAlteredError(aggregate_id, version, Sentence(CHANGED), label_of(aggregate))
+            records = records[1:]
+            if getattr(aggregate, "last_hash", None) is not None:
+                known[version] = aggregate.last_hash
+        aggregate, size, head = self._apply(aggregate_id, aggregate, size, head, records, known)
+        if logged:
+            self._against_log(aggregate_id, aggregate, logged, known)
         if aggregate is None:
             raise AggregateNotFoundError(f"Aggregate {aggregate_id!r} not found.")
-        return aggregate, size
+        return aggregate, size, head
 
-    def _give_back(self, entries: Iterable[tuple[Any, int]]) -> None:
+    def _apply(self, aggregate_id: UUID, aggregate: Any, size: int, head: bytes | None, records: list[Any],
+               known: dict[int, str]) -> tuple[Any, int, bytes | None]:
+        """Apply `records` in order, each the next version, linked to the one before and hashing to its stored
+        hash; `known` gets each applied event's hash by version."""
+        expected = aggregate.version + 1 if aggregate is not None else 1
+        previous = getattr(aggregate, "last_hash", chain.GENESIS) if aggregate is not None else chain.GENESIS
+        for record in records:
+            if record.originator_version != expected:
+                raise StoredEventsAlteredError(aggregate_id, expected, Sentence(GAP), label_of(aggregate))
+            try:
+                event = self.mapper.to_domain_event(record)
+            except Exception as error:  # the stored row was edited: named, not an unexplained failure
+                raise StoredEventsUnreadableError(aggregate_id, record.originator_version,
+                                                  f"{type(error).__name__}: {error}") from error
+            stored_hash = getattr(event, "hash", None)
+            if stored_hash is not None:
+                if event.prev_hash != previous:
+                    raise StoredEventsAlteredError(aggregate_id, expected, Sentence(LINK), label_of(aggregate))
+                if chain.recomputed_hash(event) != stored_hash:
+                    raise StoredEventsAlteredError(aggregate_id, expected, Sentence(CONTENT), label_of(aggregate))
+                previous = known[expected] = stored_hash
+            try:
+                aggregate = event.mutate(aggregate)
+            except Exception as error:
+                raise StoredEventsUnreadableError(aggregate_id, record.originator_version,
+                                                  f"{type(error).__name__}: {error}") from error
+            size += len(record.state)
+            head = record.state
+            expected += 1
+        return aggregate, size, head
+
+    @staticmethod
+    def _against_log(aggregate_id: UUID, aggregate: Any, logged: dict[int, str], known: dict[int, str]) -> None:
+        """Every event the log holds from the version read on is stored (none beyond the aggregate's version),
+        with the hash the log holds."""
+        version = aggregate.version if aggregate is not None else 0
+        beyond = [v for v in logged if v > version]
+        if beyond:
+            raise StoredEventsAlteredError(aggregate_id, min(beyond), Sentence(DELETED), label_of(aggregate))
+        for logged_version, logged_hash in sorted(logged.items()):
+            if logged_version in known and known[logged_version] != logged_hash:
+                raise StoredEventsAlteredError(aggregate_id, logged_version, Sentence(REWRITTEN),
+                                               label_of(aggregate))
+
+    def _give_back(self, entries: Iterable[tuple[Any, int, bytes | None]]) -> None:
         with self._lock:
-            for aggregate, size in entries:
+            for aggregate, size, head in entries:
                 if aggregate.pending_events:  # changed but not saved: never pooled
                     continue
                 current = self._idle.get(aggregate.id)
-                if current is not None and current[0].version >= aggregate.version:
+                if current is not None and current[0][0].version >= aggregate.version:
                     continue
                 if size > self._idle.budget:  # larger than the whole budget: not kept
                     self._idle.pop(aggregate.id)
                     continue
-                self._idle.put(aggregate.id, aggregate, size)
+                self._idle.put(aggregate.id, (aggregate, head), size)
