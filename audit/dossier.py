@@ -20,7 +20,10 @@ from typing import Any
 from uuid import UUID
 
 from domain.case import Case
-from domain.errors import CaseNotFoundError, MunicipalityNotFoundError, RuleNotInForceError
+from domain.errors import (
+    CaseNotFoundError, MunicipalityNotFoundError, RuleNotInForceError, StoredEventsAlteredError,
+    StoredEventsUnreadableError,
+)
 from domain.lifecycle import act_catalogue, lifecycle_of
 
 #: Payload fields that name a document (a reference: an official letter, a decree, a law, a bill).
@@ -62,8 +65,11 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int, deadlines: Deadline
     except Exception:  # a stored event no longer decodes (its bytes were altered): the verdict says which
         return _unreadable(audit, case_ref)
     case = None
-    for event in events:
-        case = event.mutate(case)
+    try:
+        for event in events:
+            case = event.mutate(case)
+    except Exception:  # noqa: BLE001 - an event deleted in the middle: no state is shown, the verdict names it
+        return _unreadable(audit, case_ref)
     assert isinstance(case, Case)
     today = app.today()
     labels = _act_labels(app.statute, case.kind, case.opened_on)
@@ -155,7 +161,8 @@ def _cover(app: Any, case: Case) -> dict[str, Any]:
 def _name(app: Any, code: str) -> str | None:
     try:
         return _text(app.municipality(code).name)
-    except (MunicipalityNotFoundError, CaseNotFoundError, AttributeError):
+    except (MunicipalityNotFoundError, CaseNotFoundError, AttributeError, StoredEventsAlteredError,
+            StoredEventsUnreadableError):  # an altered registry entry: unnamed here, the verdict names it
         return None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from audit import merkle
+from audit.depends import dependency_findings
 from audit.dossier import DeadlinesOf, gather
 from audit.log import AuditLog, Signed, StoredCheckpoint, TamperAlarm, TreeDamaged, b64
 from audit.notes import NoteError, Signer, Verifier, entry_of, open_checkpoint, verify_event_signature
@@ -241,8 +242,9 @@ class Audit:
 
     def verify_case(self, case_ref: str | UUID) -> dict[str, Any]:
         """One case: its chain, its events' signatures, and each event against the stored tree under the latest
-        checkpoint (the tree's root at that size recomputed from the stored nodes). The full check of the whole
-        log against every checkpoint is `verify`."""
+        checkpoint (the tree's root at that size recomputed from the stored nodes); and the aggregates its acts
+        depend on (its municipalities' registry entries, its year's numbering: audit/depends.py), each against
+        its chain and the log. The full check of the whole log against every checkpoint is `verify`."""
         return self.verified_case(case_ref)[0]
 
     def verified_case(self, case_ref: str | UUID) -> tuple[dict[str, Any], list[Any] | None]:
@@ -252,11 +254,13 @@ class Audit:
         chained, events = self.app.verified_events(case_ref)  # from the stored bytes: never fails on what no
         report = chained.as_dict()                           # longer decodes
         if not report["ok"]:
-            report.update(findings=[], checkpoint_size=None, not_yet_covered=report["events"])
+            depends = [f.as_dict() for f in dependency_findings(self.app, self.log, events[0])] \
+                if events and isinstance(events[0], Case.PetitionFiled) else []
+            report.update(findings=depends, checkpoint_size=None, not_yet_covered=report["events"])
             return report, None
         if not isinstance(events[0], Case.PetitionFiled):  # an aggregate, but no case (a token, a municipality)
             raise CaseNotFoundError(case_ref)
-        findings: list[Finding] = []
+        findings: list[Finding] = dependency_findings(self.app, self.log, events[0])
         latest = self.log.checkpoint() if self.log.exists() else None
         checkpoint, size = None, 0
         if latest is not None and self.verifier is not None:
