@@ -4,6 +4,8 @@ a cited one never), the documents' storage on /health, and a described row an ad
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import subprocess
 import sys
@@ -17,9 +19,11 @@ from audit.document_limits import Quota, QuotaExceededError, body_of, seconds_to
 from audit.documents import DocumentStore
 from audit.notes import Signer
 from domain.acts import Actor
+from scheduler.config import load as scheduler_settings
 from scheduler.documents import DocumentExpiry
 from scheduler.service import Scanner
 from tests.api_client import ADMIN, ApiHarness
+from tests.servers import serving
 from tests.conftest import BACKENDS
 from tests.test_api_walk import open_1991_petition
 from tests.test_documents import PDF, attached_finding, finding_with, sha, stored_documents, upload
@@ -180,7 +184,61 @@ def test_a_bad_document_setting_is_refused_naming_it(name, value):
     assert defaults["document_expiry_days"] == 7
 
 
+@pytest.mark.slow
+def test_a_served_app_refuses_past_the_daily_quota_with_retry_after_and_shows_its_documents_on_health(tmp_path,
+                                                                                                     monkeypatch):
+    from tramita.cli import main
+
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
+    assert main(["migrate"]) == 0
+    issued = ApiHarness(url)
+    token = issued.app.issue_token(ADMIN, name="test-ibge", role="ibge", municipality=None).token
+    issued.close()
+    env = {"TRAMITA_DATABASE_URL": url, "TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY": str(2 * SIZE)}
+    with serving(tmp_path, "--workers", "1", env=env) as server:
+        def send(content: bytes) -> tuple[int, dict, bytes]:
+            connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+            connection.request("POST", "/documents", body=content, headers={
+                "Authorization": f"Bearer {token}", "Content-Type": "application/pdf"})
+            answer = connection.getresponse()
+            try:
+                return answer.status, dict(answer.getheaders()), answer.read()
+            finally:
+                connection.close()
+
+        assert [send(pdf(n))[0] for n in (1, 2)] == [201, 201]
+        status, headers, body = send(pdf(3))
+        assert status == 429 and headers["Content-Type"] == "application/problem+json"
+        assert json.loads(body)["type"].endswith("/document-quota-exceeded")
+        assert 1 <= int(headers["Retry-After"]) <= 24 * 3600
+        connection = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        connection.request("GET", "/health")
+        health = json.loads(connection.getresponse().read())
+        connection.close()
+        assert health["documents"] == {"count": 2, "bytes": 2 * SIZE, "uncited_bytes": 2 * SIZE}
+
+
 # ------------------------------------------------------------------------------------------------ expiry
+
+def test_the_scheduler_reads_the_expiry_and_its_schedule_from_the_environment():
+    configured = scheduler_settings({"TRAMITA_DOCUMENT_EXPIRY_DAYS": "2", "TRAMITA_DOCUMENT_EXPIRY_CRON": "5 3 * * *"},
+                                    "memory://")
+    assert configured.document_expiry_days == 2 and configured.document_expiry_cron == "5 3 * * *"
+    assert scheduler_settings({}, "memory://").document_expiry_days == 7
+    with pytest.raises(ValueError, match="TRAMITA_DOCUMENT_EXPIRY_DAYS"):
+        scheduler_settings({"TRAMITA_DOCUMENT_EXPIRY_DAYS": "sete"}, "memory://")
+
+
+def test_a_configured_expiry_removes_after_its_own_days(api):
+    uploaded_at = api.clock.now
+    upload(api, pdf(1))
+    api.clock.now = uploaded_at + 2 * DAY - timedelta(seconds=1)
+    assert expire(api, days=2) == []
+    api.clock.now = uploaded_at + 2 * DAY
+    assert [r.sha256 for r in expire(api, days=2)] == [sha(pdf(1))]
+    assert "2 dias" in alerts_of(api, "document-expired")[0]["message"]
+
 
 def test_an_uncited_document_is_removed_after_the_expiry_not_before_and_its_removal_is_recorded(api):
     uploaded_at = api.clock.now
