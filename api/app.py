@@ -12,10 +12,12 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
   (`api/documents.py`). `TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY` (default 200 MiB) and `TRAMITA_DOCUMENT_QUOTA_BYTES`
   (default 2 GiB), 0 for no limit: the bytes of new documents a body may add per legal day and keep in all, 429
-  past either; `TRAMITA_DOCUMENT_EXPIRY_DAYS` (default 7): days an uncited document is kept after its last upload
+  past either; `TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY` (default 200, 0 for no limit): new documents per legal day; `TRAMITA_DOCUMENT_EXPIRY_DAYS` (default 7): days an uncited document is kept after its last upload
   (checked here, used by the scheduler and `tramita documents expire`; audit/document_limits.py).
 - `TRAMITA_PUBLIC_URL` (default `http://127.0.0.1:8000`): the address feed URLs are built on, never the request's
   `Host`; `TRAMITA_TOKEN_FAILURES_PER_MINUTE` (default 20): wrong tokens an address may send (`api/http.py`).
+- `TRAMITA_ALERT_THRESHOLDS` (default 5,1): the scheduler's warnings before a due day; the calendar feeds remind
+  their readers on the same days (a VALARM each).
 - `TRAMITA_TRUSTED_PROXIES` (default 0): how many proxies of the deployment stand in front (1 behind
   docs/nginx.conf); the client's address is then read from the `X-Forwarded-For` entry the nearest of them
   appended (Werkzeug's `ProxyFix`), so that wrong tokens are counted per client and not per proxy.
@@ -47,6 +49,7 @@ from api.examples import ExamplesPlugin
 from api.fields import PathSegment, path_segment_schema
 from audit.document_limits import expiry_days_from, quota_from
 from domain.subscriptions import parse_private_urls
+from scheduler.config import DEFAULT_THRESHOLDS, parse_thresholds
 
 DEFAULTS = {"TRAMITA_DATABASE_URL": "sqlite:///var/tramita.sqlite", "TRAMITA_DUE_SOON_DAYS": "5",
             "TRAMITA_MAX_BODY_BYTES": str(DEFAULT_MAX_BODY_BYTES),
@@ -132,13 +135,15 @@ def settings_from(config: Mapping[str, str]) -> dict[str, Any]:
         raise ValueError(f"TRAMITA_TRUSTED_PROXIES: {merged['TRAMITA_TRUSTED_PROXIES']!r} is not a number of proxies "
                          f"in front of the app from 0 to {TRUSTED_PROXIES_CEILING}")
     quota, expiry_days = quota_from(merged), expiry_days_from(merged)
+    reminders = parse_thresholds(merged.get("TRAMITA_ALERT_THRESHOLDS") or ",".join(map(str, DEFAULT_THRESHOLDS)),
+                                 "TRAMITA_ALERT_THRESHOLDS")
     url = merged["TRAMITA_DATABASE_URL"]
     private = parse_private_urls(merged.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS"))
     return {"database_url": url, "database": url.split(":", 1)[0], "due_soon_days": due_soon_days,
             "max_body_bytes": int(raw_limit), "subscription_private_urls": private,
             "max_document_bytes": int(raw_document), "public_url": public_url(merged["TRAMITA_PUBLIC_URL"]),
             "token_failures_per_minute": int(raw_failures), "trusted_proxies": int(raw_proxies),
-            "document_quota": quota, "document_expiry_days": expiry_days}
+            "document_quota": quota, "document_expiry_days": expiry_days, "reminder_days": reminders}
 
 
 def public_url(text: str) -> str:

@@ -67,11 +67,17 @@ def deadline_uid(case_id: str, deadline: str) -> str:
     return f"{uuid5(FEED_NAMESPACE, f'{case_id}:{deadline}')}@tramita"
 
 
+#: The hour of the day, in the reader's calendar, at which a deadline's reminders ring (a working morning).
+REMINDER_HOUR = 9
+
+
 def calendar(name: str, deadlines: list[dict[str, Any]], *, expected: dict[tuple[str, str], list[str]],
-             stamp: datetime) -> bytes:
+             stamp: datetime, reminders: tuple[int, ...] = ()) -> bytes:
     """An iCalendar of the deadlines: one all-day event each, on its due day, naming the case, the act expected,
-    the article and who must act (in Portuguese); `expected` maps (case kind, rule) to the acts that close it."""
-    from icalendar import Calendar, Event
+    the article and who must act (in Portuguese); `expected` maps (case kind, rule) to the acts that close it.
+    Each event of a deadline still open reminds its reader (a VALARM) `reminders` days before its due day, the
+    days the scheduler warns on (TRAMITA_ALERT_THRESHOLDS); 0 is the due day itself."""
+    from icalendar import Alarm, Calendar, Event
 
     feed = Calendar()
     feed.add("prodid", "-//tramita//prazos LC 35-1991//PT-BR")
@@ -98,5 +104,12 @@ def calendar(name: str, deadlines: list[dict[str, Any]], *, expected: dict[tuple
             f"Vence em {due.isoformat()} (último dia, horário de Rio Branco).",
         ]))
         event.add("categories", ["prazo", row["article"]])
+        for days in reminders if row.get("status") != "missed" else ():
+            alarm = Alarm()
+            alarm.add("action", "DISPLAY")
+            alarm.add("trigger", timedelta(days=-days, hours=REMINDER_HOUR))  # from the due day's start, local
+            when = "hoje" if days == 0 else "amanhã" if days == 1 else f"em {days} dias"
+            alarm.add("description", f"Prazo vence {when}: {' ou '.join(acts)} — {row['case_number']}")
+            event.add_component(alarm)
         feed.add_component(event)
     return feed.to_ical()

@@ -159,7 +159,8 @@ def feed(feed_id: str, key: str) -> Response:
     rows = queries.open_deadlines_of(read_store(), today=opened.today, due_soon_days=settings()["due_soon_days"],
                                      who=subscription.role, municipality=subscription.municipality,
                                      case_id=subscription.case_id)
-    body = calendar(_feed_name(subscription), rows, expected=opened.expected, stamp=opened.now)
+    body = calendar(_feed_name(subscription), rows, expected=opened.expected, stamp=opened.now,
+                    reminders=settings()["reminder_days"])
     return Response(body, mimetype="text/calendar", headers={
         "Cache-Control": "private, max-age=900", "Referrer-Policy": "no-referrer",
         "Content-Disposition": f'inline; filename="prazos-{subscription.id}.ics"'})

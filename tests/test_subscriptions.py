@@ -9,7 +9,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterator
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from icalendar import Calendar
@@ -260,12 +260,18 @@ def test_a_bodys_calendar_feed_holds_exactly_its_open_deadlines_with_stable_uids
     for event in events:
         assert event.decoded("dtstart") == date(2025, 11, 18) and "art-10" in str(event["summary"])
         assert "Ato esperado: apuração" in str(event["description"])
+        alarms = event.walk("VALARM")  # the scheduler's warning days, 5 and 1 before, at 9 in the morning
+        assert [alarm.decoded("trigger") for alarm in alarms] == [timedelta(days=-5, hours=9),
+                                                                  timedelta(days=-1, hours=9)]
+        assert [str(alarm["action"]) for alarm in alarms] == ["DISPLAY", "DISPLAY"]
+        assert str(alarms[0]["description"]).startswith("Prazo vence em 5 dias: apuração")
+        assert str(alarms[1]["description"]).startswith("Prazo vence amanhã: apuração")
     assert {str(e["summary"]).split(" — ")[1].split(" ")[0] for e in events} == {
         api.app.get_case(feijo).number, api.app.get_case(tarauaca).number}
     api.clock.now = datetime(2025, 11, 20, 14, tzinfo=timezone.utc)  # the next day: the same events, the same UIDs
     again = feed_events(api, "/" + path)
     assert [str(e["uid"]) for e in again] == [str(e["uid"]) for e in events]
-    assert "(vencido)" in str(again[0]["summary"])
+    assert "(vencido)" in str(again[0]["summary"]) and not again[0].walk("VALARM")  # missed: nothing to remind
     assert api.client.get("/" + path.replace(".ics", "x.ics")).status_code == 404  # another key opens nothing
     feed_id = opened.get_json()["id"]
     assert api.client.delete(f"/subscriptions/{feed_id}", headers=api.headers("ibge")).status_code == 200
