@@ -12,8 +12,9 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_MAX_DOCUMENT_BYTES` (default 10 MiB): the largest document stored; a larger one is 413
   (`api/documents.py`). `TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY` (default 200 MiB) and `TRAMITA_DOCUMENT_QUOTA_BYTES`
   (default 2 GiB), 0 for no limit: the bytes of new documents a body may add per legal day and keep in all, 429
-  past either; `TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY` (default 200, 0 for no limit): new documents per legal day; `TRAMITA_DOCUMENT_EXPIRY_DAYS` (default 7): days an uncited document is kept after its last upload
-  (checked here, used by the scheduler and `tramita documents expire`; audit/document_limits.py).
+  past either; `TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY` (default 200, 0 for no limit): new documents per legal
+  day; `TRAMITA_DOCUMENT_EXPIRY_DAYS` (default 7): days an uncited document is kept after its last upload (checked
+  here, used by the scheduler and `tramita documents expire`; audit/document_limits.py).
 - `TRAMITA_PUBLIC_URL` (default `http://127.0.0.1:8000`): the address feed URLs are built on, never the request's
   `Host`; `TRAMITA_TOKEN_FAILURES_PER_MINUTE` (default 20): wrong tokens an address may send (`api/http.py`).
 - `TRAMITA_ALERT_THRESHOLDS` (default 5,1): the scheduler's warnings before a due day; the calendar feeds remind

@@ -10,7 +10,8 @@ empty one 400; each stores nothing. New bytes count for the uploader's body (its
 the role is municipal): past `TRAMITA_DOCUMENT_QUOTA_BYTES_PER_DAY` of them on a legal day, or past
 `TRAMITA_DOCUMENT_QUOTA_BYTES` of the body's documents still stored, the upload is 429 `document-quota-exceeded`
 naming the quota, the bytes used and the limit (the day's with `Retry-After`, the seconds to midnight in Rio Branco)
-and stores nothing (audit/document_limits.py). A document no act cites is removed TRAMITA_DOCUMENT_EXPIRY_DAYS after
+and stores nothing (audit/document_limits.py); so is one past `TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY` new documents
+on a legal day. A document no act cites is removed TRAMITA_DOCUMENT_EXPIRY_DAYS after
 its last upload: then it is 404 to its uploader too.
 
 A download answers the bytes as uploaded, with their type, `ETag: "<sha256>"` and `Cache-Control: private,
@@ -93,6 +94,10 @@ def _over_quota(over: QuotaExceededError) -> Problem:
                    "raise the quota",
                    used=format_decimal(over.used), limit=format_decimal(over.limit), quota=over.quota,
                    size=format_decimal(over.size))
+    elif over.quota == "TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY":
+        detail = _("this body added %(used)s of the %(limit)s new documents it may add today (%(quota)s): send this "
+                   "one after midnight in Rio Branco", used=format_decimal(over.used),
+                   limit=format_decimal(over.limit), quota=over.quota)
     else:
         detail = _("this body added %(used)s of the %(limit)s bytes of new documents it may add today (%(quota)s), and "
                    "this one has %(size)s: send it after midnight in Rio Branco", used=format_decimal(over.used),

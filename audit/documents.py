@@ -302,14 +302,16 @@ class Removal:
     days: int
 
 
-def _used(tx: Any, dialect: str, body: str, day: date) -> tuple[int, int]:
-    """The bytes of the documents `body` added that are still stored: on the legal day `day`, and in all."""
+def _used(tx: Any, dialect: str, body: str, day: date) -> tuple[int, int, int]:
+    """The bytes of the documents `body` added that are still stored, on the legal day `day` and in all, and how
+    many it added on `day`."""
     size = count_of(dialect, "a.size")
-    today, in_all = tx.execute(
-        f"SELECT COALESCE(SUM(CASE WHEN a.added_on = ? THEN {size} END), 0), COALESCE(SUM({size}), 0) "
+    today, in_all, added = tx.execute(
+        f"SELECT COALESCE(SUM(CASE WHEN a.added_on = ? THEN {size} END), 0), COALESCE(SUM({size}), 0), "
+        "COUNT(CASE WHEN a.added_on = ? THEN 1 END) "
         "FROM document_additions a JOIN documents d ON d.sha256 = a.sha256 WHERE a.body = ?",
-        (day.isoformat(), body)).fetchall()[0]
-    return int(today), int(in_all)
+        (day.isoformat(), day.isoformat(), body)).fetchall()[0]
+    return int(today), int(in_all), int(added)
 
 
 def _moment(value: object) -> datetime | None:

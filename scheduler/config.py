@@ -29,6 +29,8 @@ DEFAULT_REDELIVERY_CRON = "30 * * * *"
 #: When the documents no act cited in time are removed (hourly, at twenty to), so that one is kept at most an hour
 #: beyond TRAMITA_DOCUMENT_EXPIRY_DAYS.
 DEFAULT_DOCUMENT_EXPIRY_CRON = "40 * * * *"
+#: When the read models are checked against the events (daily at 03:15, Rio Branco time), besides once at each start.
+DEFAULT_READ_MODEL_CHECK_CRON = "15 3 * * *"
 DEFAULT_THRESHOLDS = (5, 1)
 DEFAULT_WEBHOOK_TRIES = 5
 #: The most POSTs one delivery round may make (TRAMITA_ALERT_WEBHOOK_TRIES above it is refused).
@@ -58,6 +60,7 @@ class SchedulerConfig:
     #: TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may be delivered to the deployment's network.
     subscription_private_urls: bool = False
     redelivery_cron: str = DEFAULT_REDELIVERY_CRON
+    read_model_check_cron: str = DEFAULT_READ_MODEL_CHECK_CRON
     document_expiry_cron: str = DEFAULT_DOCUMENT_EXPIRY_CRON
     document_expiry_days: int = DEFAULT_EXPIRY_DAYS
 
@@ -167,6 +170,8 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
         subscription_private_urls=parse_private_urls(environ.get("TRAMITA_SUBSCRIPTION_PRIVATE_URLS")),
         redelivery_cron=(parse_cron(redelivery_text, "TRAMITA_REDELIVERY_CRON") if redelivery_text is not None
                          else DEFAULT_REDELIVERY_CRON),
+        read_model_check_cron=parse_cron(environ.get("TRAMITA_READ_MODEL_CHECK_CRON", DEFAULT_READ_MODEL_CHECK_CRON),
+                                         "TRAMITA_READ_MODEL_CHECK_CRON"),
         document_expiry_cron=parse_cron(environ.get("TRAMITA_DOCUMENT_EXPIRY_CRON", DEFAULT_DOCUMENT_EXPIRY_CRON),
                                         "TRAMITA_DOCUMENT_EXPIRY_CRON"),
         document_expiry_days=expiry_days_from(environ),

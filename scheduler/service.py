@@ -234,9 +234,13 @@ def _drain(webhook: Webhook | None, subscribers: Subscribers | None, log: Log) -
 
 def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkpointer | None,
                  stop: threading.Event, log: Log) -> int:
+    from datetime import datetime
+
     from apscheduler.events import EVENT_SCHEDULER_STARTED
     from apscheduler.schedulers.blocking import BlockingScheduler
     from apscheduler.triggers.cron import CronTrigger
+
+    from scheduler.read_models import check_read_models
 
     lost: list[str] = []
     scheduler = BlockingScheduler(timezone=LEGAL_TIMEZONE)
@@ -272,6 +276,11 @@ def _on_schedule(config: SchedulerConfig, scanner: Scanner, checkpointer: Checkp
                               "document-expiry-failed"),
                       CronTrigger.from_crontab(config.document_expiry_cron, timezone=LEGAL_TIMEZONE),
                       id="document-expiry", coalesce=True, misfire_grace_time=None, max_instances=1)
+    scheduler.add_job(guarded(lambda: check_read_models(scanner.app, config.database_url, log),
+                              "read-model-check-failed"),
+                      CronTrigger.from_crontab(config.read_model_check_cron, timezone=LEGAL_TIMEZONE),
+                      id="read-model-check", coalesce=True, misfire_grace_time=None, max_instances=1,
+                      next_run_time=datetime.now(LEGAL_TIMEZONE))  # and once at the start
     scheduler.add_listener(stop_when_told, EVENT_SCHEDULER_STARTED)
     if not stop.is_set():
         scheduler.start()

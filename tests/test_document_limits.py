@@ -138,6 +138,22 @@ def test_a_body_past_its_total_quota_is_refused_429_without_retry_after_until_an
     assert upload(api, pdf(3)).status_code == 201
 
 
+def test_a_body_past_its_daily_number_of_new_documents_is_refused_429_however_small_they_are(new_database_url):
+    api = harness(new_database_url("sqlite"), TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY="2")
+    try:
+        api.clock.now = LATE
+        assert [upload(api, pdf(n, 20)).status_code for n in (1, 2)] == [201, 201]
+        refused = upload(api, pdf(3, 20))
+        assert refused.status_code == 429 and refused.headers["Retry-After"] == "2"
+        problem = refused.get_json()
+        assert problem["limit"] == 2 and "TRAMITA_DOCUMENT_QUOTA_DOCUMENTS_PER_DAY" in problem["detail"]
+        assert "new documents" in problem["detail"] and sha(pdf(3, 20)) not in stored_documents(api)
+        api.clock.now = MIDNIGHT
+        assert upload(api, pdf(3, 20)).status_code == 201
+    finally:
+        api.close()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_concurrent_uploads_of_one_body_never_pass_its_quota_together(backend, new_database_url):
     api = harness(new_database_url(backend))
@@ -180,7 +196,7 @@ def test_a_bad_document_setting_is_refused_naming_it(name, value):
     with pytest.raises(ValueError, match=name):
         settings_from({name: value})
     defaults = settings_from({})
-    assert defaults["document_quota"] == Quota(200 * 1024 * 1024, 2048 * 1024 * 1024)
+    assert defaults["document_quota"] == Quota(200 * 1024 * 1024, 2048 * 1024 * 1024, 200)
     assert defaults["document_expiry_days"] == 7
 
 
