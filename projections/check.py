@@ -16,25 +16,31 @@ instead of side tables, so that `tramita verify` writes nothing to check:
    tracking position beyond the last event; an aggregate the events cannot project that `projection_failures`
    does not list.
 
-A deadline's `alerts_due_on` is computed as the rebuild computes it, knowing the alerts the event store holds now:
-an alert recorded after the deadlines' position and not yet projected can make it differ until the projector has
-read it (the scheduler's next check then finds nothing).
+A deadline's `alerts_due_on` depends on whether its `missed` alert is recorded (projections/writing.py): it is
+computed knowing the alerts recorded up to the position, and a live row written once a later alert was recorded,
+but before the projector read that alert, is accepted too (the scheduler raises alerts and then checks).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
+from domain.acts import Actor
+from projections import checked
 from projections.events import by_aggregate
 from projections.projector import Projector
 from projections.rebuild import build
-from projections.rows import KINDS, OWNERS, UnstorableValue, storable_row
+from projections.rows import KINDS, OWNERS, RECORDED, UnstorableValue, storable_row
 from projections.schema import PROJECTIONS, INT, Projection, Table
 from projections.writing import table_rows
+from infrastructure.sqlite import readable_id
 from infrastructure.store import Cursor, Store, recorded_aggregates
 
 #: Differing rows kept per table in a result (all are counted).
@@ -43,6 +49,8 @@ SAMPLE = 20
 PAGE = 5000
 TRACKING, FAILURES = "projection_tracking", "projection_failures"
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+#: The system alert a table whose rows differ from the events raises (domain/alerts.py).
+READ_MODEL_DIFFERS = "read-model-differs"
 
 
 @dataclass(frozen=True)
@@ -113,14 +121,48 @@ def check_read_models(app: Any, store: Store, now: datetime, names: Iterable[str
     builder = Projector(app, store, names=[p.name for p in projections], audit=False)
     for upto in sorted({min(tracked[p.name][0], last) for p in projections}):
         group = [p for p in projections if min(tracked[p.name][0], last) == upto]
-        expected, unwritable, failed = _expected(builder, group, upto, page)
+        expected, alternates, unwritable, failed = _expected(builder, group, upto, page)
         for projection in group:
             for table in projection.tables:
-                _compare(result, table, expected[table.name], live[table.name], unwritable)
+                _compare(result, table, expected[table.name], alternates[table.name], live[table.name], unwritable)
             for aggregate_id in sorted(failed.get(projection.name, set()) - failing.get(projection.name, set())):
                 result.add(Difference(FAILURES, {"projection": projection.name, "aggregate_id": aggregate_id},
                                       "missing"))
     return result
+
+
+def check_keep_and_alert(app: Any, store: Store, now: datetime, actor: Actor | None,
+                         log: Callable[..., None] = lambda event, **fields: None) -> ReadModelCheck:
+    """Check every read model, keep the result for `/health` and the pages (projections/checked.py), and, given
+    an `actor`, raise a `read-model-differs` system alert per table that differs: the kept result is a row an
+    administrator can edit, the alert an event in the hash chain. The alert's subject is the table and a digest of
+    what differs, so the same differences found again raise nothing new and new ones raise another."""
+    result = check_read_models(app, store, now)
+    if result.positions:
+        checked.save(store, result.as_dict())
+    for table, count in sorted(result.counts.items()):
+        sample = [d.as_dict() for d in result.differences if d.table == table]
+        log("read-model-differs", table=table, rows=count, sample=sample[:3])
+        if actor is None:
+            continue
+        digest = hashlib.sha256(json.dumps([count, sample], sort_keys=True, default=str).encode()).hexdigest()[:16]
+        first = sample[0] if sample else {}
+        app.raise_system_alert(actor, kind=READ_MODEL_DIFFERS, subject=f"{table}:{digest}", message=(
+            f"{count} row(s) of the read model {table} differ from what the events give (first: {first.get('kind')} "
+            f"{first.get('key')} {', '.join(first.get('columns', []))}); `tramita rebuild` rebuilds it from the "
+            "events")[:1000])
+    return result
+
+
+def _recorded_after(app: Any, store: Store, upto: int) -> set[Any]:
+    """The aggregates whose first event was recorded after notification `upto` (none known for a recorder whose
+    table is not in the store's database)."""
+    table = getattr(app.recorder, "events_table_name", None)
+    if table is None or not store.table_exists(table):
+        return set()
+    rowid = "rowid" if store.dialect == "sqlite" else "notification_id"
+    return {value if isinstance(value, UUID) else readable_id(str(value)) for (value,) in store.query(
+        f"SELECT originator_id FROM {table} WHERE originator_version = 1 AND {rowid} > ?", (upto,))}
 
 
 def _tracked(store: Store, tx: Cursor) -> dict[str, tuple[int, str]]:
@@ -169,34 +211,50 @@ def _as_compared(kind: str, value: Any) -> Any:
 
 
 def _expected(builder: Any, projections: list[Projection], upto: int,
-              page: int) -> tuple[dict[str, dict[tuple, tuple]], dict[str, set[str]], dict[str, set[str]]]:
-    """Each table's rows as the events up to `upto` give them; for each table, the owners whose rows cannot be
-    written (their live rows are as of an earlier write: not compared); for each projection, the aggregates the
-    events cannot project (that `projection_failures` must list)."""
+              page: int) -> tuple[dict[str, dict[tuple, tuple]], dict[str, dict[tuple, tuple]], dict[str, set[str]],
+                                  dict[str, set[str]]]:
+    """Each table's rows as the events up to `upto` give them; the other row a table of `rows.RECORDED` may
+    rightly hold (a deadline's row written by the projector after its `missed` alert was recorded, before that
+    alert's notification was projected); for each table, the owners whose rows cannot be written (their live rows
+    are as of an earlier write: not compared); for each projection, the aggregates the events cannot project
+    (that `projection_failures` must list)."""
     kinds = {kind for p in projections for kind in p.aggregates}
     expected: dict[str, dict[tuple, tuple]] = {t.name: {} for p in projections for t in p.tables}
     unwritable: dict[str, set[str]] = {t.name: set() for p in projections for t in p.tables}
+    alternates: dict[str, dict[tuple, tuple]] = {t.name: {} for p in projections for t in p.tables}
     failed: dict[str, set[str]] = {}
     pending: list[Any] = []
 
-    def recorded(ids: list[Any]) -> set[Any]:
+    late = _recorded_after(builder.app, builder.store, upto)
+
+    def recorded(ids: list[Any]) -> set[Any]:  # as the rebuild asks: what the event store holds now
         return recorded_aggregates(builder.app, builder.store, ids)
+
+    def recorded_by_then(ids: list[Any]) -> set[Any]:  # what it held at `upto`
+        return recorded(ids) - late
+
+    def rows_of(projection: Projection, table: Table, owned: list[Any], held: Any) -> dict[tuple, tuple]:
+        try:
+            rows = [storable_row(row) for row in table_rows(table.name, owned, held)]
+        except UnstorableValue:
+            rows = []
+            for aggregate in owned:  # the one whose rows no column holds fails alone, as when written
+                try:
+                    rows += [storable_row(row) for row in table_rows(table.name, [aggregate], held)]
+                except UnstorableValue:
+                    unwritable[table.name].add(OWNERS[KINDS[type(aggregate)]](aggregate))
+                    failed.setdefault(projection.name, set()).add(str(aggregate.id))
+        return _by_key(table, rows)
 
     def flush() -> None:
         for projection in projections:
             owned = [a for a in pending if KINDS[type(a)] in projection.aggregates]
             for table in projection.tables:
-                try:
-                    rows = [storable_row(row) for row in table_rows(table.name, owned, recorded)]
-                except UnstorableValue:
-                    rows = []
-                    for aggregate in owned:  # the one whose rows no column holds fails alone, as when written
-                        try:
-                            rows += [storable_row(row) for row in table_rows(table.name, [aggregate], recorded)]
-                        except UnstorableValue:
-                            unwritable[table.name].add(OWNERS[KINDS[type(aggregate)]](aggregate))
-                            failed.setdefault(projection.name, set()).add(str(aggregate.id))
-                expected[table.name].update(_by_key(table, rows))
+                found = rows_of(projection, table, owned, recorded_by_then)
+                expected[table.name].update(found)
+                if late and table.name in RECORDED:  # rows written while a later alert was already recorded
+                    alternates[table.name].update((key, row) for key, row in rows_of(
+                        projection, table, owned, recorded).items() if found.get(key) != row)
         pending.clear()
 
     counted = 0
@@ -213,11 +271,11 @@ def _expected(builder: Any, projections: list[Projection], upto: int,
             flush()
             counted = 0
     flush()
-    return expected, unwritable, failed
+    return expected, alternates, unwritable, failed
 
 
-def _compare(result: ReadModelCheck, table: Table, expected: dict[tuple, tuple], live: dict[tuple, tuple] | None,
-             unwritable: dict[str, set[str]]) -> None:
+def _compare(result: ReadModelCheck, table: Table, expected: dict[tuple, tuple], alternates: dict[tuple, tuple],
+             live: dict[tuple, tuple] | None, unwritable: dict[str, set[str]]) -> None:
     """Add to `result` each row of the live table that differs from the expected one, is missing or is extra."""
     if live is None:
         result.add(Difference(table.name, {}, "missing"))
@@ -229,7 +287,7 @@ def _compare(result: ReadModelCheck, table: Table, expected: dict[tuple, tuple],
         found = live.get(key)
         if found is None:
             result.add(Difference(table.name, dict(zip(table.key, key)), "missing"))
-        elif found != row:
+        elif found != row and found != alternates.get(key):
             result.add(Difference(table.name, dict(zip(table.key, key)), "changed",
                                   tuple(c for c, a, b in zip(columns, found, row) if a != b)))
     for key in live.keys() - expected.keys():

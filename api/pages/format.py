@@ -48,10 +48,11 @@ DEADLINE_STATUSES = {
 FIGURES = {"population": _l("population"), "voters": _l("voters"), "revenue": _l("revenue (R$)"),
            "buildings": _l("buildings"), "area_km2": _l("area (km²)")}
 ALERT_KINDS = {"due-soon": _l("due soon"), "missed": _l("missed"), "breach": _l("breach"),
-               # the system's own alerts (projections/failures.py, audit/service.py, audit/documents.py)
+               # the system's own alerts (projections/failures.py and check.py, audit/service.py, audit/documents.py)
                "projection-failure": _l("a read model could not apply an event"),
                "tamper-alarm": _l("tamper alarm: the audit record was altered"),
-               "document-altered": _l("a stored document was altered or removed")}
+               "document-altered": _l("a stored document was altered or removed"),
+               "read-model-differs": _l("a read model differs from the events")}
 #: Events a case records that are not acts of a body (the catalogue of acts does not name them).
 SYSTEM_EVENTS = {
     "DeadlineOpened": _l("deadline opened"), "DeadlineMet": _l("deadline met"),
