@@ -20,8 +20,8 @@ class DocumentExpiry:
     days: int
 
     def run(self) -> int:
-        """Remove what is due, log each removal (the event log records it as a `document-expired` alert, which the
-        next scan hands to the webhook); how many were removed."""
+        """Remove what is due, log each removal and then how many (the event log records each as a
+        `document-expired` alert, which the next scan hands to the webhook); how many were removed."""
         scanner = self.scanner
         with scanner.turn:
             if scanner.leadership is not None:
@@ -35,5 +35,6 @@ class DocumentExpiry:
         for removal in removed:
             scanner.log("document-expired", sha256=removal.sha256, size=removal.size, stored_at=removal.stored_at,
                         last_upload=removal.last_upload, body=removal.body)
-        scanner.log("document-expiry", removed=len(removed), days=self.days)
+        if removed:  # an hourly run that removes nothing logs nothing
+            scanner.log("document-expiry", removed=len(removed), days=self.days)
         return len(removed)

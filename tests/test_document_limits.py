@@ -329,6 +329,8 @@ def test_the_schedulers_job_removes_and_logs_what_expired(api):
     assert ("document-expiry", {"removed": 1, "days": 7}) in lines
     assert [f["sha256"] for e, f in lines if e == "document-expired"] == [sha(pdf(1))]
     assert len(alerts_of(api, "document-expired")) == 1
+    logged = len(lines)
+    assert DocumentExpiry(scanner, api.url, 7).run() == 0 and len(lines) == logged  # an idle hour logs nothing
 
 
 def test_the_command_removes_what_expired_and_says_so_in_portuguese(tmp_path):
