@@ -20,8 +20,11 @@ What is measured
    and every notification decoded with `app.mapper.to_domain_event`, the application given the library's own
    JSON transcoder (`LIBRARY_DECODING`; tramita's, which the verification reads with, decodes faster);
    nothing else.
-2. tramita: `Audit.verify()` (what `tramita verify` runs): it must find the store intact, with every event
-   counted, or the benchmark fails.
+2. tramita: `Audit.verify()` (what `tramita verify --no-read-models` runs): it must find the store intact, with
+   every event counted, or the benchmark fails.
+2b. tramita with the read models: `Audit.verify()` and then `check_read_models` (projections/check.py: every row
+   of every read model recomputed from the events and compared; what `tramita verify` runs), which must find no
+   difference. The read models are built once, untimed, by `tramita rebuild`'s code after the log is written.
 Each runs in a fresh child process on the same SQLite file, one after the other (`--repeat R`: R times in turn,
 the fastest of each kept). The ratio is (events/s of 2) ÷ (events/s of 1); goal >= 0.7.
 
@@ -140,6 +143,7 @@ def generate(url: str, key: Path, events: int) -> dict[str, Any]:
             next_checkpoint += CHECKPOINT_EVERY
     flush()
     log.catch_up()
+    Projector(app, store).rebuild()  # the read models, for the verification that checks them too
     checkpoints = len(log.checkpoints())
     app.close()
     store.close()
@@ -165,11 +169,18 @@ def measure(what: str, url: str, key: Path) -> dict[str, Any]:
         from audit.keys import load_signing_key
 
         os.environ["TRAMITA_VERIFIER_KEY"] = str(load_signing_key(key).verifier)
-        verdict = build_audit(app, open_store(url)).verify()
+        store = open_store(url)
+        verdict = build_audit(app, store).verify()
         if not verdict.ok:
             raise SystemExit(f"verification found tampering in a clean log: {verdict.findings[:3]}")
         result = {"events": verdict.events, "covered": verdict.covered, "signatures": verdict.signatures_checked,
                   "checkpoints": len(verdict.checkpoints)}
+        if what == "verify+read-models":
+            from projections.check import check_read_models
+
+            checked = check_read_models(app, store, datetime.now(timezone.utc))
+            if not checked.ok:
+                raise SystemExit(f"the read-model check found differences in clean tables: {checked.as_dict()}")
     result.update(seconds=time.perf_counter() - wall, cpu=time.process_time() - cpu)
     return result
 
@@ -233,7 +244,7 @@ def main() -> None:
     parser.add_argument("--acts", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--database-url")
-    parser.add_argument("--measure", choices=("raw", "verify"), help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=("raw", "verify", "verify+read-models"), help=argparse.SUPPRESS)
     parser.add_argument("--key", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -247,16 +258,21 @@ def main() -> None:
         print(f"log: {made['events']:,} events ({made['real']} recorded through the domain, {made['copies']:,} "
               f"interleaved copies of the demo's cases), {made['checkpoints']} checkpoints, the last "
               f"{UNCOVERED_SHARE:.0%} not yet covered; generated in {made['seconds']:.0f} s")
-        raws, verifies = [], []
+        raws, verifies, checks = [], [], []
         for _ in range(args.repeat):
             raws.append(child("raw", url, key))
             verifies.append(child("verify", url, key))
+            checks.append(child("verify+read-models", url, key))
         raw = min(raws, key=lambda r: r["seconds"])
         verify = min(verifies, key=lambda r: r["seconds"])
+        check = min(checks, key=lambda r: r["seconds"])
         raw_rate, verify_rate = raw["events"] / raw["seconds"], verify["events"] / verify["seconds"]
         print(f"raw library read + decode: {raw_rate:,.0f} events/s ({raw['seconds']:.1f} s, CPU {raw['cpu']:.1f} s)")
         print(f"tramita verify (chains, tree vs {verify['checkpoints']} checkpoints, {verify['signatures']:,} "
               f"signatures): {verify_rate:,.0f} events/s ({verify['seconds']:.1f} s, CPU {verify['cpu']:.1f} s)")
+        print(f"tramita verify with the read models checked against the events: {check['events'] / check['seconds']:,.0f} "
+              f"events/s ({check['seconds']:.1f} s, CPU {check['cpu']:.1f} s): the check adds "
+              f"{check['seconds'] - verify['seconds']:.1f} s ({check['seconds'] / verify['seconds'] - 1:+.0%})")
         runs = [(record_acts(f"sqlite:///{folder_path / f'plain-{n}.sqlite'}", None, args.acts),
                  record_acts(f"sqlite:///{folder_path / f'signed-{n}.sqlite'}", key, args.acts))
                 for n in range(ACT_RUNS)]  # in turn, the least of each kept: the machine's noise is one-sided
