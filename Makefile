@@ -37,7 +37,8 @@ test: $(STAMP)
 ## make bench: recording acts (and an act's cost on a 1,000-event case and at the 400th case on one municipality;
 ## then the same comparison counted in instructions, where valgrind is installed),
 ## rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), the scheduler's scan with 1,000 and
-## 100,000 open deadlines, then the HTTP API under 16 concurrent clients (gunicorn on SQLite) against the same acts
+## 100,000 open deadlines, what the scheduler pays to read 10,000 alerts' events at a restart, then the HTTP API
+## under 16 concurrent clients (gunicorn on SQLite) against the same acts
 ## in-process, then a normal request while hostile clients hold the HTTP edge (nginx in front, the servers alone),
 ## then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
@@ -50,6 +51,7 @@ bench: $(STAMP)
 	-$(BIN)/python bench/record_acts.py --instructions
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
+	$(BIN)/python bench/alert_events.py
 	$(BIN)/python bench/api_load.py
 	$(BIN)/python bench/edge.py
 	$(BIN)/python bench/verify.py $(if $(EVENTS),--events $(EVENTS))
