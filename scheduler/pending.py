@@ -16,7 +16,7 @@ logged as `alert-unreadable` and changes nothing known: a delivery record that c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -45,6 +45,7 @@ MATCHED = ("case_id", "who", "municipality", "kind")
 class Known:
     """One alert as its events tell it."""
 
+    id: UUID
     raised_at: datetime
     fields: dict[str, Any] | None
     """A case's alert's fields that subscriptions match on; None for a system alert."""
@@ -86,9 +87,10 @@ class AlertEvents:
             return
         alert_id = str(event.originator_id)
         if isinstance(event, Alert.Raised):
-            self.alerts[alert_id] = Known(event.raised_at, {name: getattr(event, name) for name in MATCHED})
+            self.alerts[alert_id] = Known(event.originator_id, event.raised_at,
+                                          {name: getattr(event, name) for name in MATCHED})
         elif isinstance(event, Alert.SystemRaised):
-            self.alerts[alert_id] = Known(event.raised_at, None)
+            self.alerts[alert_id] = Known(event.originator_id, event.raised_at, None)
         elif (known := self.alerts.get(alert_id)) is not None:
             known.delivered[event.subscription] = isinstance(event, Alert.Delivered)
 
@@ -102,17 +104,18 @@ class AlertEvents:
     def undelivered(self, *, system: bool = False) -> list[UUID]:
         """The alerts whose last round to the operators' webhook did not deliver them (none yet, or failed), oldest
         first; `system`: only system alerts."""
-        return self._oldest_first((alert_id, known) for alert_id, known in self.alerts.items()
-                                  if not known.delivered.get(None) and (not system or known.fields is None))
+        return _oldest_first(known for known in self.alerts.values()
+                             if not known.delivered.get(None) and (not system or known.fields is None))
 
     def undelivered_to(self, subscription: Subscription) -> list[UUID]:
         """The case alerts matching the subscription, raised at or after it was made, that no round has delivered
         to it yet (none, or the last one failed), oldest first."""
         target, since = str(subscription.id), subscription.created_at
-        return self._oldest_first((alert_id, known) for alert_id, known in self.alerts.items()
-                                  if known.fields is not None and known.raised_at >= since
-                                  and not known.delivered.get(target) and subscription.matches(known.fields))
+        return _oldest_first(known for known in self.alerts.values()
+                             if known.fields is not None and known.raised_at >= since
+                             and not known.delivered.get(target) and subscription.matches(known.fields))
 
-    @staticmethod
-    def _oldest_first(alerts: Iterator[tuple[str, Known]]) -> list[UUID]:
-        return [UUID(alert_id) for alert_id, _ in sorted(alerts, key=lambda item: (item[1].raised_at, item[0]))]
+
+def _oldest_first(alerts: Iterable[Known]) -> list[UUID]:
+    """Their ids by when they were raised (ties by id)."""
+    return [known.id for known in sorted(alerts, key=lambda known: (known.raised_at, known.id))]
