@@ -237,3 +237,20 @@ def test_the_alert_events_of_a_store_written_by_an_earlier_version_are_read_by_t
         stored = {uuid.UUID(row[0]) for row in database.execute(
             "SELECT originator_id FROM stored_events WHERE topic = 'domain.alerts:Alert.Raised'")}
     assert set(events.undelivered()) == stored and all(alert_id in events for alert_id in stored)
+
+
+def test_an_alert_event_edited_past_reading_is_named_and_holds_back_no_other_alert(api, tmp_path):
+    alerts = raised_undelivered(api)
+    edited, kept = alerts
+    with sqlite3.connect(tmp_path / "api.sqlite") as database:
+        changed = database.execute("UPDATE stored_events SET state = ? WHERE originator_id = ?",
+                                   (b"{", uuid.UUID(edited).hex)).rowcount
+    assert changed == 1
+    receiver = Server([200])
+    try:
+        lines: list = []
+        assert scheduler_once(api, lines, receiver.url) == 0
+    finally:
+        receiver.close()
+    assert delivered_ids(receiver) == [kept]
+    assert [fields["alert_id"] for event, fields in lines if event == "alert-unreadable"] == [edited]
