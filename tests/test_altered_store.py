@@ -191,9 +191,11 @@ def a_finding(api: ApiHarness, case: str, **headers: str):  # noqa: ANN201
                                  "value": 3000, "document": "Laudo art-4-IV"})
 
 
-def refused_everywhere(api: ApiHarness, case: str, number: str, version: int, reason: str) -> None:
+def refused_everywhere(api: ApiHarness, case: str, number: str, version: int, reason: str, *,
+                       replays: bool = True) -> None:
     """The act refused 409 naming the case and the event, only the alarm recorded; the case's read refused alike;
-    its verdict, its page and its dossier say it is not intact."""
+    its verdict, its page and its dossier say it is not intact (the page shows what is stored under the verdict, or,
+    when the stored events do not even replay, the refusal)."""
     before = api.notifications()
     assert_refused(a_finding(api, case), number, version, reason)
     assert [type(e).__qualname__ for e in recorded_since(api, before)] == ["Alert.SystemRaised"]
@@ -203,7 +205,11 @@ def refused_everywhere(api: ApiHarness, case: str, number: str, version: int, re
     assert api.get(f"/cases/{case}/verify").get_json()["ok"] is False
     sign_in(api.client, api.token("auditor"))
     page = api.client.get(f"/processos/{number}")
-    assert page.status_code == 409 and f"de {number} contradizem" in text(page) and f"no seu evento {version}" in text(page)
+    if replays:  # what is stored, under the verdict naming the damage
+        assert page.status_code == 200 and 'id="verdict" class="altered"' in page.get_data(as_text=True)
+    else:  # the stored events do not even replay: the refusal, as a page
+        assert page.status_code == 409 and f"de {number} contradizem" in text(page)
+        assert f"no seu evento {version}" in text(page)
     dossier = api.flask.extensions["tramita.audit"].dossier(number, due_soon_days=5, deadlines=lambda *a, **k: [])
     assert dossier["verdict"]["ok"] is False
 
@@ -227,7 +233,7 @@ def test_a_case_whose_middle_event_was_deleted_refuses_its_next_act_naming_the_e
                            stored.id_of(case_id))
     reason = ("its prev_hash is not the hash of the event stored before it" if renumbered
               else "the events before it are not stored: they were deleted")
-    refused_everywhere(deployment.restart(), case, number, 2, reason)
+    refused_everywhere(deployment.restart(), case, number, 2, reason, replays=renumbered)
 
 
 def test_a_case_event_whose_stored_bytes_were_altered_refuses_the_next_act_naming_the_event(deployment):

@@ -10,7 +10,7 @@ the timeline (bench/pages.py measures what the page costs against `/events`).
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from typing import Any
 
 from flask import current_app
@@ -21,6 +21,7 @@ from audit.service import NotSignedError
 from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
 from domain.acts import Actor
 from domain.application.reads import event_row
+from domain.errors import StoredEventsAlteredError
 from projections import queries
 
 #: Days after its legal date past which an act's recording is marked late (TRAMITA_LATE_RECORDING_DAYS).
@@ -38,7 +39,10 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
               recorded_before: datetime | None = None) -> dict[str, Any]:
     """Everything the case file page shows; CaseNotFoundError when there is no such case."""
     app = tramita()
-    current, current_version = app.case_view(case_ref)  # type: ignore[misc]
+    try:
+        current, current_version = app.case_view(case_ref)  # type: ignore[misc]
+    except StoredEventsAlteredError as altered:  # a read, not an act: what is stored, under the verdict naming it
+        current, current_version = as_stored(app, case_ref, altered)
     verdict, checked = current_app.extensions["tramita.audit"].verified_case(case_ref)
     events = [event_row(event) for event in checked] if checked is not None else app.timeline(case_ref)
     asked = as_of is not None or recorded_before is not None
@@ -68,6 +72,23 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
         "names": names,
         "words": words,
     }
+
+
+#: A moment after every event: the case "as recorded before" it is the case as its stored events give it.
+AFTER_EVERY_EVENT = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def as_stored(app: Any, case_ref: str, altered: StoredEventsAlteredError) -> tuple[dict[str, Any], int]:
+    """The case as its stored events give it, unchecked, for the page of a case the store's chain or the audit
+    log contradicts: the page shows it under the verdict that names the damage, and no act is judged on it. When
+    the stored events do not even replay (a version missing), the refusal stands (a 409 page naming the event)."""
+    try:
+        found = app.case_view(case_ref, recorded_before=AFTER_EVERY_EVENT)
+    except Exception:  # noqa: BLE001 - the stored events do not replay: the refusal says which
+        found = None
+    if found is None:
+        raise altered
+    return found
 
 
 def timeline_rows(events: list[dict[str, Any]], labels: dict[str, str], in_view: int,
