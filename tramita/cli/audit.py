@@ -69,8 +69,12 @@ def read_model_lines(result: dict) -> list[str]:
         return [_("read models: not created yet (run `tramita migrate`)")]
     lines = []
     if result["skipped"]:
-        lines.append(_("read models not checked, built by another version (`tramita migrate` rebuilds them): "
-                       "%(names)s") % {"names": ", ".join(result["skipped"])})
+        lines.append(_("read models not checked, not created or built by another version (`tramita migrate` creates "
+                       "or rebuilds them): %(names)s") % {"names": ", ".join(result["skipped"])})
+    behind = result["notifications"] - min(result["positions"].values())
+    if behind > 0:
+        lines.append(_("read models: the projector has not read the last %(count)s events yet; they are compared "
+                       "where it is") % {"count": behind})
     if result["ok"]:
         position = max(result["positions"].values())
         return [*lines, _("read models: every row checked against the events up to notification %(position)s: "
