@@ -23,7 +23,8 @@ from api.http import (
     acted_response, competent, expected_version, idempotent_request, receipt_of, replay_headers, tramita,
     write_doc,
 )
-from domain.application import Attaching
+from domain.access import IdempotentRequest
+from domain.application import Acted, Attaching
 
 
 @dataclass(frozen=True)
@@ -113,10 +114,7 @@ def act_links(case_id: str) -> dict[str, Any]:
 @blp.doc(summary="Art. 8, 9, 31, 37: a petition opens a case (and freezes its territories, Art. 38)",
          operationId="petition-filed", responses={201: {"links": case_link("$response.body#/case_id")}})
 def petition_filed(data: dict[str, Any]):  # noqa: ANN201
-    app = tramita()
-    occurred_on, attachments = data.pop("occurred_on"), Attaching("petition-filed", data.pop("attachments", []))
-    acted = app.idempotently(idempotent_request("petition-filed"),
-                             lambda: app.open_case(g.actor, occurred_on, **data), attachments)
+    acted = file_petition(data, idempotent_request("petition-filed"))
     return acted_response("petition-filed", acted, status=201)
 
 
@@ -151,13 +149,28 @@ def toponym_added(data: dict[str, Any]):  # noqa: ANN201
             replay_headers(acted, Location="/toponyms"))
 
 
+def record_act(act: Act, case_ref: str, data: dict[str, Any], request: IdempotentRequest | None,
+               version: int | None) -> Acted:
+    """Record `act` on the case with the fields its schema loaded (`data`, consumed), once per idempotent
+    `request`, decided on `version` (None: any): what the JSON API and the pages' forms both call."""
+    app = tramita()
+    occurred_on, attachments = data.pop("occurred_on"), Attaching(act.name, data.pop("attachments", []))
+    method = getattr(app, act.method)
+    return app.idempotently(request, lambda: method(case_ref, g.actor, occurred_on, expected_version=version, **data),
+                            attachments)
+
+
+def file_petition(data: dict[str, Any], request: IdempotentRequest | None) -> Acted:
+    """Open a case with the petition's fields as `PetitionSchema` loaded them (`data`, consumed), once per
+    idempotent `request`: what `POST /cases` and the pages' `/processos/novo` both call."""
+    app = tramita()
+    occurred_on, attachments = data.pop("occurred_on"), Attaching("petition-filed", data.pop("attachments", []))
+    return app.idempotently(request, lambda: app.open_case(g.actor, occurred_on, **data), attachments)
+
+
 def _register(act: Act) -> None:
     def record(data: dict[str, Any], case_ref: str):  # noqa: ANN202
-        app = tramita()
-        occurred_on, attachments = data.pop("occurred_on"), Attaching(act.name, data.pop("attachments", []))
-        method = getattr(app, act.method)
-        acted = app.idempotently(idempotent_request(act.name), lambda: method(
-            case_ref, g.actor, occurred_on, expected_version=expected_version(), **data), attachments)
+        acted = record_act(act, case_ref, data, idempotent_request(act.name), expected_version())
         return acted_response(act.name, acted, status=200)
 
     record.__name__ = act.method
