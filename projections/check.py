@@ -8,8 +8,8 @@ machinery (projections/rebuild.py: the events read by aggregate, each aggregate 
 projections/rows.py through `writing.table_rows` and written values through `rows.storable`), kept in memory
 instead of side tables, so that `tramita verify` writes nothing to check:
 
-1. In one transaction (a snapshot on PostgreSQL: repeatable read; on SQLite the write lock, held while the live
-   tables are read), each projection's tracking position and its live rows are read.
+1. In one read transaction (a snapshot: on PostgreSQL repeatable read, on SQLite WAL's; no writer waits), each
+   projection's tracking position and its live rows are read.
 2. The events up to that position are read by aggregate and each table's rows recomputed (a projector behind the
    log is no difference: it is compared where it claims to be).
 3. Row by row, by the table's key: a row whose columns differ, a row missing, a row no event gives (extra); a
@@ -26,7 +26,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,7 +42,7 @@ from projections.rows import KINDS, OWNERS, RECORDED, UnstorableValue, storable_
 from projections.schema import PROJECTIONS, INT, Projection, Table
 from projections.writing import table_rows
 from infrastructure.sqlite import readable_id
-from infrastructure.store import Cursor, Store, recorded_aggregates
+from infrastructure.store import Cursor, SQLiteStore, Store, recorded_aggregates
 
 #: Differing rows kept per table in a result (all are counted).
 SAMPLE = 20
@@ -103,9 +104,7 @@ def check_read_models(app: Any, store: Store, now: datetime, names: Iterable[str
     """Check the named projections' tables (default: all) against the events (the module's docstring).
     `app` is the application whose event store the events are read from, `now` when the check runs."""
     names = list(names) if names is not None else list(PROJECTIONS)
-    with store.transaction() as tx:
-        if store.dialect == "postgresql":
-            tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    with _snapshot(store) as tx:
         tracked = _tracked(store, tx)
         projections = [PROJECTIONS[n] for n in names
                        if n in tracked and tracked[n][1] == PROJECTIONS[n].fingerprint]
@@ -151,6 +150,24 @@ def check_keep_and_alert(app: Any, store: Store, now: datetime, actor: Actor | N
             f"{first.get('key')} {', '.join(first.get('columns', []))}); `tramita rebuild` rebuilds it from the "
             "events")[:1000])
     return result
+
+
+@contextmanager
+def _snapshot(store: Store) -> Iterator[Cursor]:
+    """One read of the database as of one moment, blocking no writer and writing nothing (a database `tramita
+    verify` may only read is checked too): on SQLite a deferred transaction (in WAL mode its first read fixes the
+    snapshot), on PostgreSQL a repeatable-read one."""
+    if isinstance(store, SQLiteStore):
+        cursor = store.connection.cursor()
+        cursor.execute("BEGIN")
+        try:
+            yield Cursor(cursor, "?")
+        finally:
+            cursor.execute("ROLLBACK")
+        return
+    with store.transaction() as tx:
+        tx.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield tx
 
 
 def _recorded_after(app: Any, store: Store, upto: int) -> set[Any]:
