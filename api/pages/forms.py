@@ -117,8 +117,9 @@ def drawn(schema: Schema, only: tuple[str, ...] | None, form: MultiDict, errors:
 def placed(shown: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:
     """The refusals naming no input of the form, to show above it."""
     names = {f["name"] for f in fields} | {FILES, "attachments"}
-    shown["elsewhere"] = [m for key, messages in shown.get("errors", {}).items() if key not in names
-                          for m in messages]
+    errors = shown.get("errors", {})
+    shown["elsewhere"] = [m for key, messages in errors.items() if key not in names for m in messages]
+    shown["refused_fields"] = [{"name": f["name"], "label": f["label"]} for f in fields if errors.get(f["name"])]
     return shown
 
 
