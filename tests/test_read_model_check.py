@@ -274,3 +274,29 @@ def test_alerts_the_scheduler_records_before_the_projector_reads_them_are_no_dif
 def execute_on(store, sql: str) -> int:  # noqa: ANN001
     [(count,)] = store.query(sql)
     return count
+
+
+def test_a_projection_failure_deleted_from_its_table_is_named_and_the_failing_rows_are_not_called_different(
+        database_url, monkeypatch):
+    """An event edited to hold an object where a row has text: the projector records that aggregate's failure and
+    leaves its rows as they were; the check expects the failure listed, compares the rest, and names the failure's
+    row once an administrator deletes it (the failure no longer shown by `/health`)."""
+    from tests.test_projector_poison import XAPURI, edit_last_stored_event, open_district
+
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
+    assert main(["migrate"]) == 0 and main(["seed-demo"]) == 0
+    app = make_app(database_url, seed=False)
+    store = open_store(database_url)
+    frozen, _ = edit_last_stored_event(app, store, "domain.registry:Municipality.Frozen", case_number={"x": 1})
+    open_district(app, XAPURI, "Vila Jurupari")
+    assert main(["project", "--once"]) == 0
+    assert [(f["projection"], f["aggregate_id"]) for f in Projector(app, store).failures()] == [("freezes", frozen)]
+    assert check_read_models(app, store, CHECKED_AT).ok
+    store.query("DELETE FROM projection_failures")
+    found = check_read_models(app, store, CHECKED_AT)
+    assert [d.as_dict() for d in found.differences] == [{
+        "table": "projection_failures", "key": {"projection": "freezes", "aggregate_id": frozen}, "kind": "missing",
+        "columns": []}]
+    assert main(["rebuild"]) == 0
+    assert check_read_models(app, store, CHECKED_AT).ok
+    store.close()
