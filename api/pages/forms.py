@@ -79,7 +79,19 @@ def recorded_label(case: dict[str, Any], act: str | None) -> str | None:
     return by_act.get(act, act)
 
 
+def may_file() -> bool:
+    """May the signed-in body file a petition (the link to /processos/novo)?"""
+    if g.actor is None or g.actor.role in READ_ONLY_ROLES:
+        return False
+    try:
+        tramita().require_may_record(g.actor, PETITION)
+    except IncompetentBodyError:
+        return False
+    return True
+
+
 pages.add_app_template_global(form_act, "form_act")
+pages.add_app_template_global(may_file, "may_file")
 pages.add_app_template_global(recorded_label, "recorded_label")
 
 
