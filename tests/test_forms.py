@@ -254,3 +254,36 @@ def test_every_field_of_every_act_schema_has_a_label_and_a_help_in_the_one_table
         names |= schema_fields(act.schema())
     assert not sorted(names - set(form_labels.FIELDS))
     assert all(label and help_ for label, help_ in form_labels.FIELDS.values())
+
+
+def test_every_act_has_a_form_drawn_from_its_schema_with_an_input_for_each_field(mesa):
+    from domain.access import bodies_competent_for
+
+    api = mesa
+    file_creation(api.client)
+    for act in ACTS:
+        _, competent = bodies_competent_for(api.app.statute, api.app.today(), act.name)
+        role = next(r for r in competent if r != "auditor")
+        client = api.flask.test_client()
+        sign_in(client, api.token(role, FEIJO if role in ("council", "mayor", "municipality") else None))
+        hidden, page = drawn(client, f"/processos/{NUMBER}/atos/{act.name}")
+        assert set(hidden) == {"csrf", "chave", "versao"} and hidden["versao"] == "1", act.name
+        for name in act.schema().fields:
+            if name != "attachments":
+                assert f'name="{name}"' in page, (act.name, name)
+        assert 'name="anexos"' in page and 'enctype="multipart/form-data"' in page, act.name
+
+
+def test_a_mapping_of_records_is_read_one_key_a_line_with_its_fields_in_the_schemas_order():
+    from api.schemas import PlebisciteResultHomologatedSchema
+    from werkzeug.datastructures import MultiDict
+
+    schema = PlebisciteResultHomologatedSchema()
+    form = MultiDict({"voted_on": "05/01/1992", "populations": "area: 1.900; 700; 600; 80; 12; 8",
+                      "seat_votes": "1200302: 1.234"})
+    body = form_fields.read_form(schema, form_fields.widgets(schema), form, True)
+    assert body == {"voted_on": "1992-01-05", "seat_votes": {"1200302": "1234"}, "populations": {"area": {
+        "registered": "1900", "turnout": "700", "yes": "600", "no": "80", "blank": "12", "void": "8"}}}
+    with pytest.raises(form_fields.FormError) as refused:
+        form_fields.read_form(schema, form_fields.widgets(schema), MultiDict({"populations": "area 900"}), True)
+    assert list(refused.value.errors) == ["populations"]
