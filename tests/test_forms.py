@@ -287,3 +287,15 @@ def test_a_mapping_of_records_is_read_one_key_a_line_with_its_fields_in_the_sche
     with pytest.raises(form_fields.FormError) as refused:
         form_fields.read_form(schema, form_fields.widgets(schema), MultiDict({"populations": "area 900"}), True)
     assert list(refused.value.errors) == ["populations"]
+
+
+def test_the_kinds_offered_for_a_new_case_are_those_the_body_may_petition_for(api):
+    mayor = api.flask.test_client()
+    sign_in(mayor, api.token("mayor", FEIJO))
+    page = mayor.get("/processos/novo").get_data(as_text=True)
+    assert re.findall(r'data-kind="([^"]+)"', page) == ["district_creation", "district_suppression"]
+    assert mayor.get("/processos/novo?tipo=creation").status_code == 403
+    assert mayor.get("/processos/novo?tipo=district_creation").status_code == 200
+    sign_in(api.client, api.token("assembly-mesa"))
+    offered = re.findall(r'data-kind="([^"]+)"', api.client.get("/processos/novo").get_data(as_text=True))
+    assert offered == ["creation", "incorporation", "fusion", "dismemberment", "extinction"]

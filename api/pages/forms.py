@@ -38,11 +38,13 @@ from audit.document_limits import QuotaExceededError, body_of
 from audit.documents import DOCUMENT_TYPES, media_type_of
 from domain.access import COMPETENCE_ENTRIES, READ_ONLY_ROLES, IdempotentRequest
 from domain.application import ConcurrentActError
+from domain.acts import Actor
 from domain.case.kinds import KINDS
 from domain.errors import (
     ActOutOfOrderError, IdempotencyKeyReusedError, IncompetentBodyError, InvalidActError, LegalRuleError,
     StaleVersionError,
 )
+from domain.lifecycle import lifecycle_of
 from projections import queries
 
 ACT_BY_NAME = {act.name: act for act in ACTS}
@@ -77,6 +79,23 @@ def recorded_label(case: dict[str, Any], act: str | None) -> str | None:
     catalogue = tramita().statute.in_force("lifecycle.acts", tramita().today()).value
     by_act, _by_event = fmt.act_labels(catalogue, case["kind"])
     return by_act.get(act, act)
+
+
+def kinds_filed_by(actor: Actor) -> list[str]:
+    """The kinds of case the actor's body may petition for today: the competent bodies of each kind's opening act
+    (the Mesa, the Governor, a Deputy for a municipality's; a Mayor or Council for a district's)."""
+    app = tramita()
+    today = app.today()
+    competent = app.statute.in_force("competence.act", today).value
+    found = []
+    for kind in KINDS:
+        try:
+            opening = lifecycle_of(app.statute, kind, today).opening.act
+        except LegalRuleError:
+            continue
+        if actor.role in competent.get(opening, ()):
+            found.append(kind)
+    return found
 
 
 def may_file() -> bool:
@@ -287,11 +306,13 @@ def act_form(number: str, act: str) -> Response | tuple[str, int] | str:
 def new_case() -> Response | tuple[str, int] | str:
     guard(PETITION)
     kind = (request.form.get("kind") if request.method == "POST" else request.args.get("tipo")) or None
+    kinds = kinds_filed_by(g.actor)
     if kind is None:
-        return render_template("new_case.html", kinds=KINDS, kind=None)
+        return render_template("new_case.html", kinds=kinds, kind=None)
     if kind not in KINDS:
         raise PageError(400, _("%(value)s is not a value of %(field)s.", value=kind, field="tipo"))
-    guard(PETITION, kind=kind)
+    if kind not in kinds:
+        raise PageError(403, _("Your body does not petition for a case of this kind: %(kind)s.", kind=fmt.kind(kind)))
     only = ("occurred_on", *PETITION_FIELDS[kind])
     form, shown, key = MultiDict({"occurred_on": today_shown()}), {"status": 200}, new_key()
     if request.method == "POST":
@@ -304,7 +325,7 @@ def new_case() -> Response | tuple[str, int] | str:
                             303)
         form, key = request.form, request.form.get(KEY) or key
     fields = drawn(PetitionSchema(), only, form, shown.get("errors", {}))
-    page = render_template("new_case.html", kinds=KINDS, kind=kind, key=key, shown=placed(shown, fields),
+    page = render_template("new_case.html", kinds=kinds, kind=kind, key=key, shown=placed(shown, fields),
                            files=FILES, fields=fields, options=municipality_options(), attaches=True,
                            action=url_for("pages.new_case"))
     return page, shown["status"]
