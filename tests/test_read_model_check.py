@@ -300,3 +300,30 @@ def test_a_projection_failure_deleted_from_its_table_is_named_and_the_failing_ro
     assert main(["rebuild"]) == 0
     assert check_read_models(app, store, CHECKED_AT).ok
     store.close()
+
+
+def test_a_check_while_the_projector_follows_new_acts_finds_no_difference(new_database_url):
+    """The positions and the live rows are read in one snapshot: a projector writing batches meanwhile (three
+    notifications each) makes no row look different, whichever batch the check falls between."""
+    import threading
+
+    from tests.test_projector_poison import open_district
+
+    url = new_database_url("sqlite")
+    app = make_app(url)
+    store = open_store(url)
+    Projector(app, store).migrate()
+    follower = Projector(make_app(url, seed=False), open_store(url), batch_size=3)
+    stop = threading.Event()
+    thread = threading.Thread(target=follower.run, args=(stop,), kwargs={"poll_seconds": 0.01, "log": lambda _: None})
+    thread.start()
+    try:
+        results = []
+        for n, code in enumerate(("1200013", "1200054", "1200104", "1200138", "1200179", "1200203")):
+            open_district(app, code, f"Vila Nova {n}")
+            results += [check_read_models(app, store, CHECKED_AT) for _ in range(3)]
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert [r.as_dict()["differing"] for r in results if not r.ok] == []
+    assert len({tuple(sorted(r.positions.values())) for r in results}) > 1  # the check fell between batches
