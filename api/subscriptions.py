@@ -2,7 +2,8 @@
 (domain/subscriptions.py for who may subscribe to what, docs/scheduler.md for the deliveries).
 
 - `POST /subscriptions`: a webhook (`url`) receiving the alerts the body must act on (narrowed by municipality,
-  case, alert kinds), each signed per Standard Webhooks with the subscription's own secret, shown once;
+  case, alert kinds), each signed per Standard Webhooks with the subscription's own secret, shown once; or an
+  e-mail address (`email`) receiving them as messages in Portuguese with the deadline's .ics attached;
 - `POST /feeds`: a calendar feed of the body's open deadlines at a secret address, shown once;
 - `GET /subscriptions`: the body's subscriptions (webhooks and feeds, removed ones with when and why);
 - `DELETE /subscriptions/{id}`: end one (a feed's address then answers 404);
@@ -24,7 +25,10 @@ from api.fields import BoundedList, Count, Name, Reference
 from api.http import errors_doc, idempotent_request, read_store, replay_headers, settings, tramita
 from api.responses import page_of
 from domain.application.subscriptions import Subscribed, SubscriptionNotFoundError, SubscriptionsOffError
-from domain.subscriptions import CALENDAR, MAX_KINDS, MAX_URL, WEBHOOK, Subscription
+from domain.errors import InvalidActError
+from domain.subscriptions import (
+    CALENDAR, DELIVERED_CHANNELS, EMAIL, MAX_EMAIL, MAX_KINDS, MAX_URL, WEBHOOK, Subscription,
+)
 from projections import queries
 
 blp = Blueprint("subscriptions", __name__, description="Alerts to the body that must act, and its deadlines as a "
@@ -46,8 +50,11 @@ class FeedBodySchema(Schema):
 
 
 class WebhookBodySchema(FeedBodySchema):
-    url = fields.String(required=True, validate=validate.Length(min=1, max=MAX_URL), metadata={
-        "description": "http(s) address that receives each alert as a signed JSON POST"})
+    url = fields.String(validate=validate.Length(min=1, max=MAX_URL), metadata={
+        "description": "http(s) address that receives each alert as a signed JSON POST (or give `email`)"})
+    email = fields.String(validate=validate.Length(min=1, max=MAX_EMAIL), metadata={
+        "description": "one e-mail address that receives each alert in Portuguese, the deadline attached as .ics "
+                       "(instead of `url`)"})
     kinds = BoundedList(Name(validate=validate.Length(max=20)), max_items=MAX_KINDS, metadata={
         "description": "only these alert kinds (missed, breach, due-in-N-days); none: all"})
 
@@ -58,8 +65,9 @@ class RemovalSchema(Schema):
 
 class SubscriptionSchema(Schema):
     id = fields.String(required=True)
-    channel = fields.String(required=True, metadata={"description": "webhook or calendar"})
+    channel = fields.String(required=True, metadata={"description": "webhook, email or calendar"})
     url = fields.String(allow_none=True, metadata={"description": "a webhook's address"})
+    email = fields.String(allow_none=True, metadata={"description": "an e-mail subscription's address"})
     role = fields.String(allow_none=True)
     municipality = fields.String(allow_none=True)
     case_id = fields.String(allow_none=True)
@@ -70,7 +78,7 @@ class SubscriptionSchema(Schema):
     removed_on = fields.String(allow_none=True)
     remove_reason = fields.String(allow_none=True)
     deliveries = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
-        "description": "a webhook's alerts by their last round: delivered, failed"})
+        "description": "a webhook's or an e-mail's alerts by their last round: delivered, failed"})
 
 
 class SubscribedSchema(SubscriptionSchema):
@@ -83,8 +91,10 @@ SubscriptionPageSchema = page_of(SubscriptionSchema, "SubscriptionPageSchema")
 
 
 def shown(subscription: Subscription, **extra: Any) -> dict[str, Any]:
-    delivered = queries.deliveries(read_store(), str(subscription.id)) if subscription.channel == WEBHOOK else {}
+    delivered = (queries.deliveries(read_store(), str(subscription.id)) if subscription.channel in DELIVERED_CHANNELS
+                 else {})
     return {"id": str(subscription.id), "channel": subscription.channel, "url": subscription.url,
+            "email": subscription.email,
             "role": subscription.role, "municipality": subscription.municipality, "case_id": subscription.case_id,
             "kinds": subscription.kinds, "created_at": subscription.created_at.isoformat(),
             "created_by": subscription.created_by, "in_force": tramita().in_force(subscription),
@@ -100,14 +110,21 @@ def feed_path(subscribed: Subscribed) -> str:
 @blp.doc(operationId="subscription-created")
 @blp.arguments(WebhookBodySchema())
 @blp.response(201, SubscribedSchema)
-@errors_doc([400, 401, 404, 413, 415, 422, 503], summary="Subscribe the body's webhook to the alerts it must act on")
+@errors_doc([400, 401, 404, 413, 415, 422, 503], summary="Subscribe the body's webhook or e-mail address to the alerts "
+                                                          "it must act on")
 def subscribe(data: dict[str, Any]):  # noqa: ANN201
     app = tramita()
+    if "email" in data and "url" in data:
+        raise InvalidActError("email", "either an http(s) address (`url`) or an e-mail address (`email`), not both")
+    if "email" not in data and "url" not in data:
+        raise InvalidActError("url", "an http(s) address (`url`) or an e-mail address (`email`) to deliver to")
+    channel = EMAIL if "email" in data else WEBHOOK
     acted = app.idempotently(idempotent_request("subscription-created"), lambda: app.subscribe(
-        g.actor, token_id=g.token_id, channel=WEBHOOK, private_urls=settings().get("subscription_private_urls", False),
+        g.actor, token_id=g.token_id, channel=channel, private_urls=settings().get("subscription_private_urls", False),
         **data).acted)
     subscribed = app.subscribed(acted.case_id)
-    return shown(subscribed.subscription, secret=subscribed.secret), 201, replay_headers(acted)
+    extra = {"secret": subscribed.secret} if subscribed.subscription.channel == WEBHOOK else {}
+    return shown(subscribed.subscription, **extra), 201, replay_headers(acted)
 
 
 @blp.route("/feeds", methods=["POST"], endpoint="open_feed")

@@ -2,10 +2,12 @@
 calendar feed.
 
 A subscription is its own aggregate, recorded like a token (created and removed as events, attributed to who
-did it, hash-chained): an auditor can see which body received which alerts, where, from when. Two channels:
+did it, hash-chained): an auditor can see which body received which alerts, where, from when. Three channels:
 
 - `webhook`: each alert that matches the filters (who must act, municipality, case, alert kinds) is POSTed to
   the subscription's own URL, signed per Standard Webhooks with the subscription's own secret;
+- `email`: each alert that matches the filters is mailed to the subscription's one address, in Portuguese, with
+  the deadline as an .ics attachment (scheduler/subscribers.py, infrastructure/mail.py);
 - `calendar`: the open deadlines that match the filters (who must act, municipality, case) as an iCalendar feed
   at a secret address, for calendar programs, which cannot send a bearer token.
 
@@ -45,17 +47,22 @@ from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 from domain.access import MUNICIPAL_ROLES, READ_ONLY_ROLES
 from domain.acts import ActContext, Actor, ChainedAggregate
 from domain.alerts import BREACH, MISSED
+from domain.chain import added_by_upcast
 from domain.errors import InvalidActError, RuleNotInForceError, Sentence
 from domain.lifecycle import act_catalogue, lifecycle_kinds, lifecycle_of
 from domain.parameters import Statute
 
 ARTICLE = "api-subscriptions"
-WEBHOOK, CALENDAR = "webhook", "calendar"
+WEBHOOK, CALENDAR, EMAIL = "webhook", "calendar", "email"
+#: The channels whose alerts the scheduler delivers, one worker per subscription.
+DELIVERED_CHANNELS = (WEBHOOK, EMAIL)
 #: The actor of the command line's administrative commands (tramita/cli/access.py): an operator.
 OPERATOR_ROLE = "token-administrator"
 #: The alert kinds a subscription may name: missed, breach and the warnings due-in-N-days.
 ALERT_KIND = re.compile(rf"{MISSED}|{BREACH}|due-in-[0-9]{{1,4}}-days?")
 MAX_URL = 2048
+#: RFC 5321's limit on a forward path, less its angle brackets.
+MAX_EMAIL = 254
 MAX_KINDS = 20
 #: The subscription key: the base64 of 32 to 64 random bytes.
 KEY_BYTES = (32, 64)
@@ -208,6 +215,33 @@ def internal_allowed(subscription: Any, *, private_urls: bool) -> bool:
     return subscription.token_id is None or private_urls
 
 
+def check_email(email: str) -> str:
+    """One e-mail address, as the subscription records it: `local@domain`, no display name, no spaces, angle
+    brackets, commas or line breaks (no second address, no header smuggled in), at most MAX_EMAIL characters, a
+    domain with a dot, written in ASCII or IDNA-encodable; the domain is kept as written (lowercased)."""
+    refused = InvalidActError("email", Sentence(
+        "one e-mail address (name@example.gov.br) of at most %(most)s characters, without a display name, spaces "
+        "or line breaks", most=MAX_EMAIL))
+    if not isinstance(email, str) or not 3 <= len(email) <= MAX_EMAIL or not email.isprintable():
+        raise refused
+    local, at, domain = email.rpartition("@")
+    if not at or not _LOCAL.fullmatch(local) or ".." in local or local.startswith(".") or local.endswith("."):
+        raise refused
+    try:
+        ascii_domain = domain.encode("idna").decode("ascii") if not domain.isascii() else domain
+    except UnicodeError:
+        raise refused from None
+    if not _DOMAIN.fullmatch(ascii_domain) or len(ascii_domain) > 253:
+        raise refused
+    return f"{local}@{domain.lower()}"
+
+
+#: The local part: RFC 5322's dot-atom characters (no quoted strings: no spaces, no commas, no angle brackets).
+_LOCAL = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}")
+#: A domain with at least one dot, each label of letters, digits and inner hyphens.
+_DOMAIN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}")
+
+
 def scope_for(actor: Actor, *, role: str | None, municipality: str | None) -> tuple[str | None, str | None]:
     """What a body may subscribe to (see the module's docstring): the (role, municipality) filters the
     subscription records, the body's own filled in; a filter outside what concerns it is refused, naming it."""
@@ -237,14 +271,20 @@ def check_kinds(kinds: list[str] | None) -> list[str]:
 
 
 class Subscription(ChainedAggregate):
-    """One body's subscription: a webhook that receives its alerts, or a calendar feed of its deadlines."""
+    """One body's subscription: a webhook or an e-mail address that receives its alerts, or a calendar feed of
+    its deadlines."""
 
     class Created(ChainedAggregate.Created):
-        """A subscription was made: its channel, its address (a webhook's), its filters, and the token that made
-        it (None: an operator, from the command line)."""
+        """A subscription was made: its channel, its address (a webhook's URL, an e-mail's address), its filters,
+        and the token that made it (None: an operator, from the command line).
+
+        Version 2 added `email`; a subscription made before (version 1) had none."""
+
+        class_version = 2
 
         channel: str
         url: str | None
+        email: str | None
         role: str | None
         municipality: str | None
         case_id: str | None
@@ -253,12 +293,16 @@ class Subscription(ChainedAggregate):
         created_at: datetime
 
         def assign(self, subscription: Subscription) -> None:
-            subscription.channel, subscription.url = self.channel, self.url
+            subscription.channel, subscription.url, subscription.email = self.channel, self.url, self.email
             subscription.role, subscription.municipality = self.role, self.municipality
             subscription.case_id, subscription.kinds = self.case_id, list(self.kinds)
             subscription.token_id, subscription.created_at = self.token_id, self.created_at
             subscription.created_by = dict(self.actor)
             subscription.removed_on = subscription.removed_by = subscription.remove_reason = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict) -> None:
+            added_by_upcast(state, email=None)
 
     class Removed(ChainedAggregate.Event):
         """The subscription ends: no alert is sent to it any more, its feed answers 404."""
@@ -271,8 +315,9 @@ class Subscription(ChainedAggregate):
 
     @classmethod
     def create(cls, ctx: ActContext, *, channel: str, url: str | None, role: str | None, municipality: str | None,
-               case_id: str | None, kinds: list[str], token_id: str | None) -> Subscription:
-        return cls._start(cls.Created, ctx, id=uuid4(), article=ARTICLE, channel=channel, url=url, role=role,
+               case_id: str | None, kinds: list[str], token_id: str | None, email: str | None = None) -> Subscription:
+        return cls._start(cls.Created, ctx, id=uuid4(), article=ARTICLE, channel=channel, url=url, email=email,
+                          role=role,
                           municipality=municipality, case_id=case_id, kinds=kinds, token_id=token_id,
                           created_at=ctx.recorded_at)
 

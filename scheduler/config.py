@@ -16,9 +16,12 @@ import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pathlib import Path
+
 from audit.document_limits import DEFAULT_EXPIRY_DAYS, expiry_days_from
 from domain.errors import InvalidActError
-from domain.subscriptions import check_url, parse_private_urls
+from domain.subscriptions import check_email, check_url, parse_private_urls
+from infrastructure.mail import TIMEOUT as MAIL_TIMEOUT, MailSettings, check_smtp_url
 
 DEFAULT_CRON = "*/15 * * * *"
 #: When the audit log signs a checkpoint (hourly, on the hour, Rio Branco time).
@@ -63,6 +66,8 @@ class SchedulerConfig:
     read_model_check_cron: str = DEFAULT_READ_MODEL_CHECK_CRON
     document_expiry_cron: str = DEFAULT_DOCUMENT_EXPIRY_CRON
     document_expiry_days: int = DEFAULT_EXPIRY_DAYS
+    #: How e-mail subscriptions are sent: TRAMITA_SMTP_URL, or the maildir TRAMITA_MAILDIR (default var/mail).
+    mail: MailSettings = field(default_factory=MailSettings)
 
 
 def parse_thresholds(text: str, source: str) -> tuple[int, ...]:
@@ -125,12 +130,40 @@ def parse_positive(text: str, source: str, kind: type = int, maximum: float | No
     return value
 
 
+def load_mail(environ: Mapping[str, str], thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS) -> MailSettings:
+    """TRAMITA_SMTP_URL (`smtp://host:port`, STARTTLS, or `smtps://host:port`), TRAMITA_SMTP_USER,
+    TRAMITA_SMTP_PASSWORD_FILE (the password, in a file), TRAMITA_MAIL_FROM, TRAMITA_SMTP_TIMEOUT, TRAMITA_MAILDIR
+    (where mail goes with no SMTP URL; default var/mail), TRAMITA_PUBLIC_URL (the case pages' links)."""
+    url = (environ.get("TRAMITA_SMTP_URL") or "").strip() or None
+    user = (environ.get("TRAMITA_SMTP_USER") or "").strip() or None
+    password = (environ.get("TRAMITA_SMTP_PASSWORD_FILE") or "").strip() or None
+    if url is not None:
+        check_smtp_url(url)
+    if user and not password:
+        raise ValueError("TRAMITA_SMTP_PASSWORD_FILE: required with TRAMITA_SMTP_USER (a file holding the password)")
+    if password and not Path(password).is_file():
+        raise ValueError(f"TRAMITA_SMTP_PASSWORD_FILE: {password!r} is not a readable file")
+    sender = (environ.get("TRAMITA_MAIL_FROM") or "").strip() or "tramita@localhost"
+    try:
+        check_email(sender)
+    except InvalidActError:
+        if sender != "tramita@localhost":
+            raise ValueError(f"TRAMITA_MAIL_FROM: {sender[:80]!r} is not one e-mail address") from None
+    timeout = environ.get("TRAMITA_SMTP_TIMEOUT")
+    return MailSettings(
+        smtp_url=url, user=user, password_file=Path(password) if password else None, sender=sender,
+        maildir=Path((environ.get("TRAMITA_MAILDIR") or "").strip() or "var/mail"),
+        timeout=float(parse_positive(timeout, "TRAMITA_SMTP_TIMEOUT", float, maximum=600)) if timeout else MAIL_TIMEOUT,
+        public_url=(environ.get("TRAMITA_PUBLIC_URL") or "").strip() or "http://127.0.0.1:8000",
+        reminders=thresholds)
+
+
 def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = None,
          thresholds: str | None = None, poll_leadership: str | None = None) -> SchedulerConfig:
     """The settings from `environ` (TRAMITA_SCHEDULER_CRON, TRAMITA_ALERT_THRESHOLDS, TRAMITA_ALERT_WEBHOOK_URL,
     TRAMITA_ALERT_WEBHOOK_SECRET, TRAMITA_ALERT_WEBHOOK_TRIES, TRAMITA_ALERT_WEBHOOK_BACKOFF_CAP,
     TRAMITA_CHECKPOINT_CRON, TRAMITA_REDELIVERY_CRON, TRAMITA_SUBSCRIPTION_PRIVATE_URLS, TRAMITA_DOCUMENT_EXPIRY_CRON,
-    TRAMITA_DOCUMENT_EXPIRY_DAYS), each overridden by its
+    TRAMITA_DOCUMENT_EXPIRY_DAYS, and the mail's: `load_mail`), each overridden by its
     command-line option when given."""
 
     def pick(option: str | None, flag: str, variable: str) -> tuple[str | None, str]:
@@ -151,11 +184,13 @@ def load(environ: Mapping[str, str], database_url: str, *, cron: str | None = No
                          f"signed; {SECRET_PREFIX} and the base64 of {SECRET_BYTES[1] // 2} random bytes, e.g. from "
                          "`python3 -c \"import base64, secrets; print('whsec_' + "
                          "base64.b64encode(secrets.token_bytes(32)).decode())\"`)")
+    chosen = (parse_thresholds(thresholds_text, thresholds_source) if thresholds_text is not None
+              else DEFAULT_THRESHOLDS)
     return SchedulerConfig(
         database_url=database_url,
         cron=parse_cron(cron_text, cron_source) if cron_text is not None else DEFAULT_CRON,
-        thresholds=(parse_thresholds(thresholds_text, thresholds_source) if thresholds_text is not None
-                    else DEFAULT_THRESHOLDS),
+        thresholds=chosen,
+        mail=load_mail(environ, chosen),
         webhook_url=webhook_url,
         webhook_secret=secret,
         webhook_tries=(int(parse_positive(tries_text, "TRAMITA_ALERT_WEBHOOK_TRIES", maximum=MAX_WEBHOOK_TRIES))

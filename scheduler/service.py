@@ -194,8 +194,9 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
     subscribers = None
     if app.subscription_keys is not None:
         subscribers = Subscribers(app, store, log, config.webhook_tries, config.webhook_backoff_cap,
-                                  dict(webhook_options or {}), private_urls=config.subscription_private_urls)
-    elif unserved := len(app.subscriptions_in_force()):
+                                  dict(webhook_options or {}), private_urls=config.subscription_private_urls,
+                                  mail=config.mail)
+    elif unserved := len(app.delivered_subscriptions()):
         log("subscriptions-off", subscriptions=unserved,
             reason="no subscription key (TRAMITA_SUBSCRIPTION_KEY): no subscription is served")
     projector = Projector(app, store, cache_bytes=cache_bytes(os.environ))  # its catch-up before each scan

@@ -1,7 +1,8 @@
 """Delivery of each alert to every subscription it matches (domain/subscriptions.py), each on its own.
 
-Every webhook subscription in force has a `Webhook` of its own (infrastructure/webhook.py): its queue, its worker
-thread, its tries, pauses and timeouts, its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
+Every webhook or e-mail subscription in force has a `Webhook` of its own (infrastructure/webhook.py): its queue, its worker
+thread, its tries, pauses and timeouts (an e-mail's sends through `infrastructure.mail.MailSender`: SMTP, or the
+maildir with no SMTP server), its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
 naming the subscription, projected into the `alert_deliveries` table). So a receiver that is slow, answers 500,
 redirects, sends a huge answer or never answers holds back only its own queue: the scan only queues, and the
 other subscriptions' workers deliver meanwhile. At shutdown all queues are drained at once, within one bound.
@@ -19,13 +20,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import date
 from functools import partial
 from typing import Any
 from uuid import UUID
 
 from domain.alerts import Alert
 from domain.application import Tramita
-from domain.subscriptions import Subscription, internal_allowed
+from domain.subscriptions import EMAIL, Subscription, closing_acts, internal_allowed
+from infrastructure.mail import MailSender, MailSettings, mail_url
 from infrastructure.store import Store
 from scheduler.jsonlog import Log, alert_fields
 from scheduler.pending import AlertEvents
@@ -47,12 +50,14 @@ class Subscribers:
     """More `Webhook` options (tests: the POST, the sleep, the jitter, the clock)."""
     private_urls: bool = False
     """TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may reach the deployment's own network."""
+    mail: MailSettings = field(default_factory=MailSettings)
+    """How the e-mail subscriptions' alerts are sent (scheduler/config.py `load_mail`)."""
     workers: dict[str, tuple[Subscription, Webhook]] = field(default_factory=dict)
     retired: list[Webhook] = field(default_factory=list)
 
     def refresh(self) -> list[Subscription]:
         """Start a worker for each subscription in force not served yet; stop those no longer in force."""
-        in_force = {str(s.id): s for s in self.app.subscriptions_in_force()}
+        in_force = {str(s.id): s for s in self.app.delivered_subscriptions()}
         for subscription_id in [s for s in self.workers if s not in in_force]:
             _, webhook = self.workers.pop(subscription_id)
             webhook.finish()
@@ -70,11 +75,33 @@ class Subscribers:
             self.app.record_alert_delivery(alert_id, SCHEDULER, tries=tries, error=error, subscription=subscription_id)
 
         options = dict(self.options)
+        if subscription.channel == EMAIL:
+            sender = MailSender(self.mail, subscription.email, str(subscription_id), acts_for=self._acts_for,
+                                municipality_name=self._municipality_name)
+            options["post"] = sender.post
+            return Webhook(mail_url(subscription.email), record, tries=self.tries,
+                           secret=self.app.webhook_secret(subscription), backoff_cap=self.backoff_cap, log=self.log,
+                           subscription=str(subscription_id), **options)
         if "post" not in options:  # a body's subscription reaches only public addresses, however its name resolves
             options["post"] = partial(post_signed, public_only=not internal_allowed(
                 subscription, private_urls=self.private_urls))
         return Webhook(subscription.url, record, tries=self.tries, secret=self.app.webhook_secret(subscription),
                        backoff_cap=self.backoff_cap, log=self.log, subscription=str(subscription_id), **options)
+
+    def _acts_for(self, alert: dict[str, Any]) -> list[str]:
+        """The acts that close the alert's deadline, by the statute's labels in force on the day it was raised."""
+        expected = closing_acts(self.app.statute, date.fromisoformat(alert["raised_on"]))
+        acts: list[str] = []
+        for (_, rule), labels in expected.items():
+            if rule == alert["rule"]:
+                acts += [label for label in labels if label not in acts]
+        return acts
+
+    def _municipality_name(self, code: str) -> str | None:
+        try:
+            return self.app.municipality(code).name
+        except Exception:  # noqa: BLE001 - a mail names the code when the registry cannot name it
+            return None
 
     def submit(self, alert: Alert, fields: dict[str, Any]) -> int:
         """Queue the alert for every subscription it matches that was made before it was raised; how many."""

@@ -15,8 +15,8 @@ from domain.acts import Actor
 from domain.application.base import Acted, ApplicationBase
 from domain.errors import InvalidActError, Listing, Sentence
 from domain.subscriptions import (
-    CALENDAR, MAX_SUBSCRIPTIONS_PER_BODY, WEBHOOK, Subscription, SubscriptionKeys, SubscriptionTurns, check_kinds,
-    check_url, closing_acts, scope_for,
+    CALENDAR, DELIVERED_CHANNELS, EMAIL, MAX_SUBSCRIPTIONS_PER_BODY, WEBHOOK, Subscription, SubscriptionKeys,
+    SubscriptionTurns, check_email, check_kinds, check_url, closing_acts, scope_for,
 )
 
 
@@ -63,19 +63,26 @@ class Subscriptions(ApplicationBase):
 
     def subscribe(self, actor: Actor, *, token_id: str | None, channel: str = WEBHOOK, url: str | None = None,
                   role: str | None = None, municipality: str | None = None, case: str | None = None,
-                  kinds: list[str] | None = None, private_urls: bool = False) -> Subscribed:
+                  kinds: list[str] | None = None, private_urls: bool = False, email: str | None = None) -> Subscribed:
         """Record a subscription of `actor`'s body (or, `token_id` None, an operator's) to what it must act on.
 
         A webhook needs `url` (an address of the deployment's own network only with `private_urls`, which the
-        command line gives); a calendar takes none and no alert kinds. Filters outside what concerns the body
-        are refused (`scope_for`); a municipality or case named must exist."""
+        command line gives), an e-mail subscription one `email` address; a calendar takes neither and no alert
+        kinds. Filters outside what concerns the body are refused (`scope_for`); a municipality or case named must
+        exist."""
         self._keys()  # subscriptions are on: a secret or a feed key can be derived
-        if channel not in (WEBHOOK, CALENDAR):
+        if channel not in (WEBHOOK, CALENDAR, EMAIL):
             raise InvalidActError("channel", Sentence(
-                "%(channel)r is not %(webhook)s or %(calendar)s",
-                channel=channel, webhook=WEBHOOK, calendar=CALENDAR))
+                "%(channel)r is not %(webhook)s, %(email)s or %(calendar)s",
+                channel=channel, webhook=WEBHOOK, email=EMAIL, calendar=CALENDAR))
+        if channel != EMAIL and email is not None:
+            raise InvalidActError("email", "an e-mail address is given on its own, without an http(s) address")
         if channel == WEBHOOK:
             url = check_url(url or "", private=private_urls)
+        elif channel == EMAIL:
+            if url is not None:
+                raise InvalidActError("url", "an e-mail subscription has its address in `email`, not `url`")
+            email = check_email(email or "")
         elif url is not None or kinds:
             raise InvalidActError("url" if url is not None else "kinds",
                                   "a calendar feed has no address to deliver to and lists deadlines, not alerts")
@@ -92,7 +99,7 @@ class Subscriptions(ApplicationBase):
         def attempt() -> Subscribed:
             ctx = self.system_context(actor)
             subscription = Subscription.create(ctx, channel=channel, url=url, role=role, municipality=municipality,
-                                               case_id=case_id, kinds=kinds, token_id=token_id)
+                                               case_id=case_id, kinds=kinds, token_id=token_id, email=email)
             turns = []
             if token_id is not None:  # a body's, through the API: a bounded number, each served by its own worker
                 # The body's turns are read before its subscriptions are counted: a making saved in between moves
@@ -117,8 +124,8 @@ class Subscriptions(ApplicationBase):
         keys = self._keys()
         if not isinstance(subscription, Subscription):
             subscription = self.repository.get(subscription)
-        secret = (keys.webhook_secret(subscription.id) if subscription.channel == WEBHOOK
-                  else keys.feed_key(subscription.id))
+        secret = (keys.feed_key(subscription.id) if subscription.channel == CALENDAR
+                  else keys.webhook_secret(subscription.id))
         return Subscribed(subscription, secret, acted)
 
     def all_subscriptions(self) -> list[Subscription]:
@@ -154,8 +161,14 @@ class Subscriptions(ApplicationBase):
         token = self._get_or_none(UUID(subscription.token_id))
         return isinstance(token, AccessToken) and token.revoked_on is None and not token.expired_on(self.today())
 
-    def subscriptions_in_force(self, channel: str = WEBHOOK) -> list[Subscription]:
-        return [s for s in self.all_subscriptions() if s.channel == channel and self.in_force(s)]
+    def subscriptions_in_force(self, channel: str | tuple[str, ...] = WEBHOOK) -> list[Subscription]:
+        """The subscriptions in force of `channel` (or of any of several: `DELIVERED_CHANNELS`, the scheduler's)."""
+        channels = (channel,) if isinstance(channel, str) else channel
+        return [s for s in self.all_subscriptions() if s.channel in channels and self.in_force(s)]
+
+    def delivered_subscriptions(self) -> list[Subscription]:
+        """The subscriptions in force the scheduler delivers alerts to: webhooks and e-mail addresses."""
+        return self.subscriptions_in_force(DELIVERED_CHANNELS)
 
     def webhook_secret(self, subscription: Subscription) -> str:
         return self._keys().webhook_secret(subscription.id)

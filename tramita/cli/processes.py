@@ -111,6 +111,15 @@ def demo_tokens(app: Any, path: Path) -> DemoTokens:
     return DemoTokens(path, issued)
 
 
+def mailed_in_portuguese(settings: Any) -> Any:
+    """The scheduler's settings with the alerts' e-mails worded by the pages' Portuguese catalogue."""
+    from dataclasses import replace
+
+    from api.i18n import compiled_catalogue
+
+    return replace(settings, mail=replace(settings.mail, gettext=compiled_catalogue("pt_BR").gettext))
+
+
 def cmd_scheduler(args: argparse.Namespace) -> int:
     """Raise compliance alerts on statutory deadlines until SIGTERM / Ctrl-C, one leader at a time (scheduler/)."""
     import signal
@@ -123,6 +132,7 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
     url = database_url()
     settings = config.load(os.environ, url, cron=args.cron, thresholds=args.thresholds,
                            poll_leadership=args.poll_leadership)
+    settings = mailed_in_portuguese(settings)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

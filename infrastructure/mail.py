@@ -1,0 +1,249 @@
+"""Alerts by e-mail: the message a subscription's address receives, and how it is sent (SMTP, or a maildir).
+
+The message (`compose`) is in Portuguese (the words through the gettext function the wiring gives, the pages'
+catalogue): the subject names how the deadline stands and the case's number, the act expected and its article
+("Prazo vencido: LC35-2026-0003 — apuração (Art. 10)"); the body, plain text with an HTML alternative, says who must
+act, the act and the article in words, the due date (dd/mm/aaaa), the days left or late and the link to the case's
+page; the deadline is attached as an iCalendar event (`text/calendar; method=PUBLISH`, infrastructure/ical.py) with
+its reminders. Its `Message-ID` is derived from the alert and the subscription, the same on every try and round, so
+a message sent again after a crash (between the server's acceptance and the delivery's record) is recognisable.
+
+Sending (`MailSender.post`, the transport of a subscription's `Webhook` worker, which keeps the queue, the tries,
+the pauses and the delivery record): with `TRAMITA_SMTP_URL`, to that server, `smtps://` (TLS from the start) or
+`smtp://` (STARTTLS required; plain only to a loopback host and without credentials, which the tests use); a try
+succeeds only when the server accepted the message for the address. With no SMTP URL, the message is written to a
+maildir (`TRAMITA_MAILDIR`, default `var/mail`), as the `make run` demo does.
+"""
+
+from __future__ import annotations
+
+import html
+import ipaddress
+import json
+import mailbox
+import smtplib
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+from uuid import NAMESPACE_URL, uuid5
+
+from infrastructure.ical import calendar
+from infrastructure.webhook import DeliveryError
+
+#: Seconds an SMTP exchange may take (connecting, each command) before the try counts as failed.
+TIMEOUT = 30.0
+MESSAGE_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alert-mail")
+#: The bodies by name: the pages' msgids (api/pages/format.py ROLES), translated by the same catalogue entries.
+ROLE_NAMES = {
+    "assembly-mesa": "Assembly (Mesa Diretora)", "assembly-president": "President of the Assembly",
+    "ccj": "Constitution and Justice Committee (CCJ)", "council": "Municipal Council", "deputy": "State Deputy",
+    "governor": "Governor", "ibge": "IBGE", "mayor": "Mayor", "municipality": "Municipality",
+    "pge": "State Attorney General (PGE)", "sectma": "SECTMA", "sefaz": "SEFAZ", "setop": "SETOP",
+    "tre": "Electoral Court (TRE)", "origin-municipality": "origin municipality",
+    "requisitioned-body": "requisitioned body",
+}
+
+
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Where and how alerts are mailed (scheduler/config.py reads them from the environment)."""
+
+    smtp_url: str | None = None
+    user: str | None = None
+    password_file: Path | None = field(default=None, repr=False)
+    sender: str = "tramita <tramita@localhost>"
+    maildir: Path = Path("var/mail")
+    timeout: float = TIMEOUT
+    public_url: str = "http://127.0.0.1:8000"
+    #: The days before the due day the attachment's reminders ring (the scheduler's thresholds).
+    reminders: tuple[int, ...] = (5, 1)
+    #: The catalogue's gettext in Portuguese (the wiring gives it); the identity leaves the English msgids.
+    gettext: Callable[[str], str] = _same
+
+
+def check_smtp_url(text: str, source: str = "TRAMITA_SMTP_URL") -> str:
+    """`smtp://host[:port]` or `smtps://host[:port]`, nothing else in it (no user or password: those come from
+    their own settings)."""
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        port, parts = -1, None
+    if parts is None or parts.scheme not in ("smtp", "smtps") or not parts.hostname or port == 0 \
+            or parts.username or parts.password or parts.path not in ("", "/") or parts.query:
+        raise ValueError(f"{source}: {text[:80]!r} is not smtp://host:port (STARTTLS) or smtps://host:port")
+    return text
+
+
+def message_id(alert_id: str, subscription_id: str) -> str:
+    """The message's id: the same for one alert to one subscription on every try."""
+    return f"<{uuid5(MESSAGE_NAMESPACE, f'{alert_id}:{subscription_id}')}@tramita>"
+
+
+def day(value: date) -> str:
+    return value.strftime("%d/%m/%Y")
+
+
+def article_words(value: str | None) -> str:
+    """`art-23-I` as `Art. 23, I`, `art-10-par-1` as `Art. 10, § 1`, `art-4-par-unico` as `Art. 4, parágrafo
+    único` (the pages write them so too)."""
+    if not value or not value.startswith("art-"):
+        return value or ""
+    parts, words, index = value[4:].split("-"), [], 1
+    words.append(f"Art. {parts[0]}")
+    while index < len(parts):
+        if parts[index] == "par" and index + 1 < len(parts):
+            words.append("parágrafo único" if parts[index + 1] == "unico" else f"§ {parts[index + 1]}")
+            index += 2
+        else:
+            words.append(parts[index])
+            index += 1
+    return ", ".join(words)
+
+
+def compose(alert: Mapping[str, Any], *, to: str, subscription_id: str, settings: MailSettings,
+            acts: list[str], municipality_name: str | None = None) -> EmailMessage:
+    """The message of one case alert (`scheduler.jsonlog.alert_fields`) to one subscription's address; `acts` are
+    the labels of the acts that close the deadline (the statute's)."""
+    _ = settings.gettext
+    due, raised = date.fromisoformat(alert["due_on"]), date.fromisoformat(alert["raised_on"])
+    act = " ou ".join(acts) if acts else alert["rule"]
+    article = article_words(alert["article"])
+    left = (due - raised).days
+    late = alert.get("days_overdue") or max(0, -left)
+    if alert["kind"] == "missed":
+        state = _("Deadline missed")
+        when = _("%(days)s day(s) late") % {"days": late} if late else _("due today")
+    elif alert["kind"] == "breach":
+        state = _("Requisition refused (breach)")
+        when = _("%(days)s day(s) late") % {"days": late} if late else _("due today")
+    else:
+        state = _("Deadline due in %(days)s day(s)") % {"days": left} if left else _("Deadline due today")
+        when = _("%(days)s day(s) left") % {"days": left} if left else _("due today")
+    who = _(ROLE_NAMES.get(alert["who"] or "", alert["who"] or ""))
+    if alert.get("municipality"):
+        who += f" — {municipality_name or alert['municipality']}"
+    link = f"{settings.public_url.rstrip('/')}/processos/{quote(alert['case_number'], safe='')}"
+    lines = [
+        (_("Case"), alert["case_number"]), (_("Who must act"), who), (_("Act expected"), act),
+        (_("Article"), f"{article} — LC 35/1991"), (_("Due date"), f"{day(due)} ({when})"),
+    ]
+    message = EmailMessage()
+    message["Subject"] = f"{state}: {alert['case_number']} — {act} ({article})"
+    message["From"] = settings.sender
+    message["To"] = to
+    message["Message-ID"] = message_id(alert["alert_id"], subscription_id)
+    message["Date"] = format_datetime(datetime.fromisoformat(alert["raised_at"]).astimezone(timezone.utc))
+    message["Auto-Submitted"] = "auto-generated"
+    message["X-Tramita-Alert"] = alert["alert_id"]
+    intro = _("tramita records this alert for the body that must act, under LC 35/1991.")
+    text = "\n".join([f"{state}.", "", *(f"{name}: {value}" for name, value in lines), "",
+                      _("Case page: %(link)s") % {"link": link}, "", intro, ""])
+    message.set_content(text)
+    rows = "".join(f"<tr><th align=\"left\">{html.escape(name)}</th><td>{html.escape(str(value))}</td></tr>"
+                   for name, value in lines)
+    message.add_alternative(
+        f"<!doctype html><html lang=\"pt-BR\"><body><p><strong>{html.escape(state)}.</strong></p>"
+        f"<table>{rows}</table><p><a href=\"{html.escape(link)}\">{html.escape(_('Open the case page'))}</a></p>"
+        f"<p><small>{html.escape(intro)}</small></p></body></html>", subtype="html")
+    row = {"case_id": alert["case_id"], "deadline": alert["deadline"], "case_number": alert["case_number"],
+           "rule": alert["rule"], "article": alert["article"], "who": who, "municipality": None,
+           "due_on": alert["due_on"], "status": "missed" if alert["kind"] in ("missed", "breach") else "open"}
+    ics = calendar(f"Prazo {alert['case_number']}", [row], expected={("", alert["rule"]): acts or [act]},
+                   stamp=datetime.fromisoformat(alert["raised_at"]), reminders=settings.reminders)
+    message.add_attachment(ics, maintype="text", subtype="calendar", params={"method": "PUBLISH"},
+                           filename=f"prazo-{alert['case_number']}.ics")
+    message["Content-Language"] = "pt-BR"  # after the content: setting it clears the Content-* headers
+    return message
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def send_smtp(message: EmailMessage, settings: MailSettings) -> None:
+    """Hand the message to the SMTP server; DeliveryError unless it accepted it for every recipient."""
+    parts = urlsplit(settings.smtp_url or "")
+    host = parts.hostname or ""
+    password = (settings.password_file.read_text(encoding="utf-8").strip()
+                if settings.password_file is not None else None)
+    context = ssl.create_default_context()
+    try:
+        if parts.scheme == "smtps":
+            client: smtplib.SMTP = smtplib.SMTP_SSL(host, parts.port or 465, timeout=settings.timeout,
+                                                    context=context)
+        else:
+            client = smtplib.SMTP(host, parts.port or 587, timeout=settings.timeout)
+        with client:
+            client.ehlo()
+            if parts.scheme == "smtp":
+                if client.has_extn("starttls"):
+                    client.starttls(context=context)
+                    client.ehlo()
+                elif settings.user or not _loopback(host):
+                    raise DeliveryError(f"{host} does not offer STARTTLS: nothing sent in clear")
+            if settings.user:
+                client.login(settings.user, password or "")
+            refused = client.send_message(message)
+    except smtplib.SMTPException as error:
+        raise DeliveryError(f"SMTP {type(error).__name__}: {error}") from None
+    except OSError as error:
+        raise DeliveryError(f"SMTP {host}: {type(error).__name__}: {error}") from None
+    if refused:
+        raise DeliveryError(f"SMTP refused {', '.join(refused)}")
+
+
+def write_maildir(message: EmailMessage, directory: Path) -> None:
+    """Add the message to the maildir (created if missing), unless one with its Message-ID is there already."""
+    box = mailbox.Maildir(directory, create=True)
+    wanted = message["Message-ID"]
+    if any(kept["Message-ID"] == wanted for kept in box):
+        return
+    box.add(message)
+
+
+@dataclass
+class MailSender:
+    """The transport of one e-mail subscription's worker (infrastructure/webhook.py's `post`): the alert's JSON in,
+    the message composed and sent to `to`."""
+
+    settings: MailSettings
+    to: str
+    subscription_id: str
+    acts_for: Callable[[Mapping[str, Any]], list[str]] = lambda alert: []
+    municipality_name: Callable[[str], str | None] = lambda code: None
+
+    def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> None:
+        alert = json.loads(body)
+        message = compose(alert, to=self.to, subscription_id=self.subscription_id, settings=self.settings,
+                          acts=self.acts_for(alert),
+                          municipality_name=self.municipality_name(alert["municipality"])
+                          if alert.get("municipality") else None)
+        if self.settings.smtp_url:
+            send_smtp(message, self.settings)
+        else:
+            write_maildir(message, self.settings.maildir)
+
+
+def mail_url(address: str) -> str:
+    """What an e-mail worker names as its address (its log lines, never sent anywhere)."""
+    return f"mailto:{address}"
+
+
+__all__ = ["MailSender", "MailSettings", "check_smtp_url", "compose", "mail_url", "message_id", "send_smtp",
+           "write_maildir"]

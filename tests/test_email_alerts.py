@@ -1,0 +1,198 @@
+"""Alerts by e-mail: a subscription naming an address receives its body's alerts, in Portuguese, with the deadline
+attached as an .ics holding its reminders, sent to a real SMTP server (aiosmtpd on 127.0.0.1, plain SMTP, which
+the sender allows only to a loopback host and without credentials); a server down for a round gets them later,
+once; with no SMTP server the messages go to a maildir (infrastructure/mail.py, scheduler/subscribers.py)."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import mailbox
+import socket
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from icalendar import Calendar
+
+from domain.subscriptions import SubscriptionKeys
+from infrastructure.mail import MailSettings, send_smtp
+from infrastructure.webhook import DeliveryError
+from scheduler.config import SchedulerConfig, load_mail
+from scheduler.leader import NoLeadership
+from scheduler.service import run
+from tests.api_client import ApiHarness
+from tests.test_article_rules import TARAUACA
+from tests.test_subscriptions import ACTS_DAY, FAST, requisitions
+from tramita.cli.processes import mailed_in_portuguese
+
+#: Requisitions received Fri 2025-10-17 are due Tue 2025-11-18: subscribed and scanned five days before.
+SUBSCRIBED = datetime(2025, 11, 13, 12, tzinfo=timezone.utc)
+SCANNED = datetime(2025, 11, 13, 14, tzinfo=timezone.utc)
+
+
+class Mailbox:
+    """The SMTP server's side: what it accepted, and whether it answers 451 (a server in trouble) for now."""
+
+    def __init__(self) -> None:
+        self.accepted: list[tuple[list[str], email.message.EmailMessage]] = []
+        self.refusing = False
+        self.refused = 0
+
+    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802 - aiosmtpd's hook name
+        if self.refusing:
+            self.refused += 1
+            return "451 4.3.0 try again later"
+        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        self.accepted.append((list(envelope.rcpt_tos), message))
+        return "250 OK"
+
+    def to(self, address: str) -> list[email.message.EmailMessage]:
+        return [message for recipients, message in self.accepted if address in recipients]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Mailbox, str]]:
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield box, f"smtp://127.0.0.1:{controller.port}"
+    finally:
+        controller.stop()
+
+
+@pytest.fixture
+def api(tmp_path) -> Iterator[ApiHarness]:
+    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
+    harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
+    harness.clock.now = ACTS_DAY
+    try:
+        yield harness
+    finally:
+        harness.close()
+
+
+def subscribe(api: ApiHarness, role: str, address: str, expect: int = 201, **body) -> dict:
+    response = api.client.post("/subscriptions", json={"email": address, **body}, headers=api.headers(role, None))
+    assert response.status_code == expect, response.get_json()
+    return response.get_json()
+
+
+def scheduler_once(api: ApiHarness, mail: MailSettings, lines: list | None = None) -> int:
+    api.clock.now = SCANNED
+    config = mailed_in_portuguese(SchedulerConfig(api.url, webhook_tries=2, mail=mail))
+    return run(config, api.app, api.store, NoLeadership(), stop=threading.Event(),
+               log=lambda event, **fields: (lines if lines is not None else []).append((event, fields)), once=True,
+               webhook_options=FAST)
+
+
+def attachment(message: email.message.EmailMessage) -> Calendar:
+    [ics] = [part for part in message.iter_attachments() if part.get_content_type() == "text/calendar"]
+    assert ics.get_param("method") == "PUBLISH"
+    return Calendar.from_ical(ics.get_content())
+
+
+def test_two_bodies_subscribed_by_email_each_receive_only_their_alerts_in_portuguese_with_a_calendar(api, smtp):
+    box, url = smtp
+    case, _ = requisitions(api, TARAUACA, ("ibge", "tre"))
+    api.clock.now = SUBSCRIBED
+    ibge = subscribe(api, "ibge", "prazos@ibge.gov.br")
+    tre = subscribe(api, "tre", "secretaria@tre-ac.jus.br")
+    assert (ibge["channel"], ibge["email"], ibge["url"]) == ("email", "prazos@ibge.gov.br", None)
+    assert "secret" not in ibge
+    assert scheduler_once(api, MailSettings(smtp_url=url, public_url="https://tramita.ac.gov.br")) == 0
+    assert len(box.accepted) == 2
+    for address, who in (("prazos@ibge.gov.br", "IBGE"), ("secretaria@tre-ac.jus.br", "Tribunal Regional")):
+        [message] = box.to(address)
+        assert message["Subject"] == f"Prazo vence em 5 dia(s): {case} — apuração (Art. 10)"
+        assert message["Content-Language"] == "pt-BR"
+        text = message.get_body(("plain",)).get_content()
+        assert f"Processo: {case}" in text and "Vencimento: 18/11/2025 (faltam 5 dia(s))" in text
+        assert f"https://tramita.ac.gov.br/processos/{case}" in text
+        assert "Quem deve agir: " in text and who in text.split("Quem deve agir: ")[1].splitlines()[0]
+        assert "Art. 10 — LC 35/1991" in text
+        assert "<table>" in message.get_body(("html",)).get_content()
+        [event] = attachment(message).walk("VEVENT")
+        assert str(event["dtstart"].dt) == "2025-11-18" and case in str(event["summary"])
+        assert [str(alarm["trigger"].dt) for alarm in event.walk("VALARM")] == ["-5 days, 9:00:00",
+                                                                                "-1 day, 9:00:00"]
+    api.projector.catch_up()
+    listed = api.get("/subscriptions", role="tre").get_json()["items"]
+    assert [(s["email"], s["deliveries"]) for s in listed] == [("secretaria@tre-ac.jus.br", {"delivered": 1})]
+    assert tre["id"] == listed[0]["id"]
+
+
+def test_a_server_down_for_a_round_gets_the_mail_at_the_next_round_once(api, smtp):
+    box, url = smtp
+    requisitions(api, TARAUACA, ("ibge",))
+    api.clock.now = SUBSCRIBED
+    ibge = subscribe(api, "ibge", "prazos@ibge.gov.br")
+    box.refusing = True
+    assert scheduler_once(api, MailSettings(smtp_url=url)) == 0
+    assert box.accepted == [] and box.refused == 2  # both tries of the round answered 451
+    api.projector.catch_up()
+    [failed] = api.store.query_dicts("SELECT * FROM alert_deliveries WHERE subscription_id = ?", (ibge["id"],))
+    assert failed["delivery"] == "failed" and "451" in failed["error"]
+    box.refusing = False
+    lines: list = []
+    assert scheduler_once(api, MailSettings(smtp_url=url), lines) == 0
+    assert ("redelivering", {"alerts": 1}) in lines
+    [message] = box.to("prazos@ibge.gov.br")
+    assert scheduler_once(api, MailSettings(smtp_url=url)) == 0  # delivered: not sent again
+    assert len(box.accepted) == 1
+    api.projector.catch_up()
+    assert dict(api.store.query("SELECT subscription_id, delivery FROM alert_deliveries")) == {
+        ibge["id"]: "delivered"}
+    assert message["Message-ID"].endswith("@tramita>")
+
+
+def test_without_an_smtp_server_the_mails_are_written_to_the_maildir(api, tmp_path):
+    case, _ = requisitions(api, TARAUACA, ("ibge",))
+    api.clock.now = SUBSCRIBED
+    subscribe(api, "ibge", "prazos@ibge.gov.br")
+    maildir = tmp_path / "mail"
+    assert scheduler_once(api, load_mail({"TRAMITA_MAILDIR": str(maildir)})) == 0
+    [message] = list(mailbox.Maildir(maildir, factory=None))
+    parsed = email.message_from_bytes(message.as_bytes(), policy=email.policy.default)
+    assert parsed["To"] == "prazos@ibge.gov.br" and case in parsed["Subject"]
+    assert attachment(parsed).walk("VALARM")
+    assert scheduler_once(api, load_mail({"TRAMITA_MAILDIR": str(maildir)})) == 0  # delivered once
+    assert len(list(mailbox.Maildir(maildir, factory=None))) == 1
+
+
+@pytest.mark.parametrize("address", [
+    "Prefeitura <prazos@feijo.ac.gov.br>", "prazos@feijo", "a@b.com, c@d.com", "prazos@feijo.ac.gov.br\r\nBcc: x@y.z",
+    "sem arroba", "x" * 250 + "@a.gov.br", "prazos @feijo.ac.gov.br",
+])
+def test_an_address_that_is_not_one_plain_email_address_is_refused_naming_email(api, address):
+    refused = subscribe(api, "ibge", address, expect=422)
+    assert "email" in str(refused)
+
+
+def test_a_subscription_naming_both_an_address_and_a_url_is_refused(api):
+    response = api.client.post("/subscriptions", json={"email": "prazos@ibge.gov.br", "url": "https://x.gov.br/"},
+                               headers=api.headers("ibge", None))
+    assert response.status_code == 422 and "email" in str(response.get_json())
+
+
+def test_credentials_are_never_sent_to_a_server_without_tls(smtp, tmp_path):
+    box, url = smtp
+    password = tmp_path / "password"
+    password.write_text("s3cret", encoding="utf-8")
+    message = email.message.EmailMessage()
+    message["From"], message["To"], message["Subject"] = "t@x.gov.br", "y@x.gov.br", "x"
+    with pytest.raises(DeliveryError, match="STARTTLS"):
+        send_smtp(message, MailSettings(smtp_url=url, user="tramita", password_file=Path(password)))
+    assert box.accepted == []
+    with pytest.raises(ValueError, match="TRAMITA_SMTP_URL"):
+        load_mail({"TRAMITA_SMTP_URL": "smtp://user:pw@mail.ac.gov.br:587"})
