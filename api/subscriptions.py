@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, request
+from flask_babel import gettext as _
 from marshmallow import RAISE, Schema, fields, validate
 
 from api.body import Blueprint
@@ -195,4 +196,5 @@ def _not_found(error: SubscriptionNotFoundError) -> Response:
 
 @blp.errorhandler(SubscriptionsOffError)
 def _off(error: SubscriptionsOffError) -> Response:
-    return problem(503, str(error), kind="subscriptions-off")
+    return problem(503, _("subscriptions are off: no subscription key is configured (TRAMITA_SUBSCRIPTION_KEY)"),
+                   kind="subscriptions-off")

@@ -9,6 +9,7 @@ import email
 import email.policy
 import mailbox
 import socket
+import stat
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -18,7 +19,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from icalendar import Calendar
 
-from domain.subscriptions import SubscriptionKeys
+from domain.subscriptions import SubscriptionKeys, parse_key
 from infrastructure.mail import MailSettings, send_smtp
 from infrastructure.webhook import DeliveryError
 from scheduler.config import SchedulerConfig, load_mail
@@ -27,7 +28,7 @@ from scheduler.service import run
 from tests.api_client import ApiHarness
 from tests.test_article_rules import TARAUACA
 from tests.test_subscriptions import ACTS_DAY, FAST, requisitions
-from tramita.cli.processes import mailed_in_portuguese
+from tramita.cli.processes import demo_mail, mailed_in_portuguese
 
 #: Requisitions received Fri 2025-10-17 are due Tue 2025-11-18: subscribed and scanned five days before.
 SUBSCRIBED = datetime(2025, 11, 13, 12, tzinfo=timezone.utc)
@@ -196,3 +197,30 @@ def test_credentials_are_never_sent_to_a_server_without_tls(smtp, tmp_path):
     assert box.accepted == []
     with pytest.raises(ValueError, match="TRAMITA_SMTP_URL"):
         load_mail({"TRAMITA_SMTP_URL": "smtp://user:pw@mail.ac.gov.br:587"})
+
+
+def test_the_demo_keeps_one_subscription_key_0600_and_mails_to_the_maildir_without_an_smtp_server(tmp_path):
+    key_file = tmp_path / "var" / "subscription-key"
+    environ: dict[str, str] = {}
+    first = demo_mail(environ, key_file)
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert parse_key(environ["TRAMITA_SUBSCRIPTION_KEY"]) is not None
+    assert environ["TRAMITA_MAILDIR"] == "var/mail" and "var/mail" in first.where
+    again: dict[str, str] = {}
+    demo_mail(again, key_file)
+    assert again["TRAMITA_SUBSCRIPTION_KEY"] == environ["TRAMITA_SUBSCRIPTION_KEY"]  # feeds' addresses stay
+    chosen = {"TRAMITA_SUBSCRIPTION_KEY": "x", "TRAMITA_SMTP_URL": "smtps://mail.ac.gov.br:465"}
+    said = demo_mail(chosen, tmp_path / "other-key")
+    assert chosen["TRAMITA_SUBSCRIPTION_KEY"] == "x" and not (tmp_path / "other-key").exists()
+    assert "smtps://mail.ac.gov.br:465" in said.where and "TRAMITA_MAILDIR" not in chosen
+
+
+def test_subscriptions_off_are_said_in_portuguese_when_asked(tmp_path):
+    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
+    try:
+        response = harness.client.post("/subscriptions", json={"email": "prazos@ibge.gov.br"},
+                                       headers={**harness.headers("ibge"), "Accept-Language": "pt-BR"})
+    finally:
+        harness.close()
+    assert response.status_code == 503
+    assert response.get_json()["detail"].startswith("as assinaturas estão desligadas")

@@ -57,6 +57,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     app = build_application()
     seeded = seed_demo_in(app, say=lambda line: None)
     tokens = demo_tokens(app, Path(os.environ.get(DEMO_TOKENS_FILE) or "var/demo-tokens.json"))
+    mail = demo_mail()
     verifier = app.signer.verifier if app.signer is not None else None
     app.close()
     url = f"http://{args.bind}"
@@ -72,6 +73,9 @@ def cmd_up(args: argparse.Namespace) -> int:
               f"{tokens.path}):")
         for role, token in tokens.issued:
             print(f"  {role:<15} {token}")
+        print(f"subscriptions and calendar feeds on (POST {url}/subscriptions, POST {url}/feeds; key kept in "
+              f"{mail.key_path})")
+        print(f"alerts by e-mail: {mail.where}")
         print(flush=True)
 
     return run_side_by_side({
@@ -79,6 +83,49 @@ def cmd_up(args: argparse.Namespace) -> int:
         "projector": tramita_command("project"),
         "scheduler": tramita_command("scheduler"),
     }, ready=(f"{url}/health", ready))
+
+
+#: Where `tramita up` keeps the demo's subscription key (0600) when TRAMITA_SUBSCRIPTION_KEY is not set.
+DEMO_SUBSCRIPTION_KEY_FILE = "var/subscription-key"
+
+
+@dataclass
+class DemoMail:
+    key_path: str
+    """Where the subscription key the processes were given is kept (or the variable that gave it)."""
+    where: str
+    """Where the e-mail subscriptions' alerts go, in words."""
+
+
+def demo_mail(environ: Any = os.environ, key_file: Path = Path(DEMO_SUBSCRIPTION_KEY_FILE)) -> DemoMail:
+    """Subscriptions and feeds on for the demo: a subscription key made once and kept in `key_file` (0600) unless
+    TRAMITA_SUBSCRIPTION_KEY is set, given to the processes through the environment; with no TRAMITA_SMTP_URL the
+    scheduler writes the alerts' mails to the maildir TRAMITA_MAILDIR (default var/mail)."""
+    import base64
+    import secrets
+
+    from domain.subscriptions import parse_key
+
+    source = "TRAMITA_SUBSCRIPTION_KEY"
+    if not (environ.get("TRAMITA_SUBSCRIPTION_KEY") or "").strip():
+        try:
+            key = key_file.read_text(encoding="utf-8").strip()
+            parse_key(key, str(key_file))
+        except (OSError, ValueError):
+            key = base64.b64encode(secrets.token_bytes(32)).decode()
+            key_file.parent.mkdir(parents=True, exist_ok=True)
+            private_files()
+            key_file.unlink(missing_ok=True)  # written anew, so created 0600 whatever mode an older copy had
+            key_file.write_text(key + "\n", encoding="utf-8")
+        environ["TRAMITA_SUBSCRIPTION_KEY"] = key
+        source = str(key_file)
+    if (environ.get("TRAMITA_SMTP_URL") or "").strip():
+        where = f"sent through {environ['TRAMITA_SMTP_URL']}"
+    else:
+        maildir = (environ.get("TRAMITA_MAILDIR") or "").strip() or "var/mail"
+        environ["TRAMITA_MAILDIR"] = maildir
+        where = f"no TRAMITA_SMTP_URL, so written to the maildir {maildir}/new (one file per message)"
+    return DemoMail(source, where)
 
 
 @dataclass
