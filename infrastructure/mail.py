@@ -64,6 +64,8 @@ class MailSettings:
     sender: str = "tramita <tramita@localhost>"
     maildir: Path = Path("var/mail")
     timeout: float = TIMEOUT
+    #: The certificates to trust for the server's (TRAMITA_SMTP_CA_FILE: a deployment's own CA); None: the system's.
+    ca_file: Path | None = None
     public_url: str = "http://127.0.0.1:8000"
     #: The days before the due day the attachment's reminders ring (the scheduler's thresholds).
     reminders: tuple[int, ...] = (5, 1)
@@ -182,7 +184,7 @@ def send_smtp(message: EmailMessage, settings: MailSettings) -> None:
     host = parts.hostname or ""
     password = (settings.password_file.read_text(encoding="utf-8").strip()
                 if settings.password_file is not None else None)
-    context = ssl.create_default_context()
+    context = ssl.create_default_context(cafile=str(settings.ca_file) if settings.ca_file else None)
     try:
         if parts.scheme == "smtps":
             client: smtplib.SMTP = smtplib.SMTP_SSL(host, parts.port or 465, timeout=settings.timeout,

@@ -20,7 +20,7 @@ from aiosmtpd.controller import Controller
 from icalendar import Calendar
 
 from domain.subscriptions import SubscriptionKeys, parse_key
-from infrastructure.mail import MailSettings, send_smtp
+from infrastructure.mail import MailSettings, message_id, send_smtp
 from infrastructure.webhook import DeliveryError
 from scheduler.config import SchedulerConfig, load_mail
 from scheduler.leader import NoLeadership
@@ -154,7 +154,7 @@ def test_a_server_down_for_a_round_gets_the_mail_at_the_next_round_once(api, smt
     api.projector.catch_up()
     assert dict(api.store.query("SELECT subscription_id, delivery FROM alert_deliveries")) == {
         ibge["id"]: "delivered"}
-    assert message["Message-ID"].endswith("@tramita>")
+    assert message["Message-ID"] == message_id(message["X-Tramita-Alert"], ibge["id"])  # the same on every try
 
 
 def test_without_an_smtp_server_the_mails_are_written_to_the_maildir(api, tmp_path):
@@ -224,3 +224,78 @@ def test_subscriptions_off_are_said_in_portuguese_when_asked(tmp_path):
         harness.close()
     assert response.status_code == 503
     assert response.get_json()["detail"].startswith("as assinaturas estão desligadas")
+
+
+def throwaway_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key, made for this test only."""
+    from datetime import timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    import ipaddress
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
+                   .not_valid_after(now + timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def test_credentials_go_only_after_starttls_and_the_server_s_certificate_is_checked(tmp_path):
+    import ssl
+
+    from aiosmtpd.smtp import AuthResult
+
+    cert_file, key_file = throwaway_certificate(tmp_path)
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_tls.load_cert_chain(cert_file, key_file)
+    logins: list[tuple[bytes, bytes, bool]] = []
+
+    def authenticator(server, session, envelope, mechanism, auth_data) -> AuthResult:
+        logins.append((auth_data.login, auth_data.password, session.ssl is not None))
+        return AuthResult(success=auth_data.password == b"s3cret")
+
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=free_port(), tls_context=server_tls,
+                            require_starttls=True, authenticator=authenticator, auth_require_tls=True)
+    controller.start()
+    password = tmp_path / "password"
+    password.write_text("s3cret\n", encoding="utf-8")
+    message = email.message.EmailMessage()
+    message["From"], message["To"], message["Subject"] = "tramita@ac.gov.br", "prazos@ibge.gov.br", "Prazo"
+    message.set_content("Prazo vencido.")
+    url = f"smtp://127.0.0.1:{controller.port}"
+    try:
+        with pytest.raises(DeliveryError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+            send_smtp(message, MailSettings(smtp_url=url, user="tramita", password_file=password))
+        assert logins == []  # a server the system does not trust is given nothing
+        settings = load_mail({"TRAMITA_SMTP_URL": url, "TRAMITA_SMTP_USER": "tramita",
+                              "TRAMITA_SMTP_PASSWORD_FILE": str(password), "TRAMITA_SMTP_CA_FILE": str(cert_file)})
+        send_smtp(message, settings)
+    finally:
+        controller.stop()
+    assert logins == [(b"tramita", b"s3cret", True)]
+    [received] = box.to("prazos@ibge.gov.br")
+    assert received["Subject"] == "Prazo"
+
+
+def test_a_subscription_recorded_before_e_mail_reads_as_having_no_address():
+    from domain import chain
+    from domain.subscriptions import Subscription
+
+    state = {"channel": "webhook", "url": "https://prazos.example.org/"}
+    Subscription.Created.upcast_v1_v2(state)
+    assert state["email"] is None and state[chain.UPCAST_MARK] == ["email"]
+    assert Subscription.Created.class_version == 2
