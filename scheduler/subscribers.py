@@ -1,8 +1,8 @@
 """Delivery of each alert to every subscription it matches (domain/subscriptions.py), each on its own.
 
-Every webhook or e-mail subscription in force has a `Webhook` of its own (infrastructure/webhook.py): its queue, its worker
-thread, its tries, pauses and timeouts (an e-mail's sends through `infrastructure.mail.MailSender`: SMTP, or the
-maildir with no SMTP server), its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
+Every webhook or e-mail subscription in force has a `Webhook` of its own (infrastructure/webhook.py): its queue,
+its worker thread, its tries, pauses and timeouts (an e-mail's sends through `infrastructure.mail.MailSender`:
+SMTP, or the maildir with no SMTP server), its delivery record on the alert (`Alert.Delivered` / `DeliveryFailed`
 naming the subscription, projected into the `alert_deliveries` table). So a receiver that is slow, answers 500,
 redirects, sends a huge answer or never answers holds back only its own queue: the scan only queues, and the
 other subscriptions' workers deliver meanwhile. At shutdown all queues are drained at once, within one bound.

@@ -299,3 +299,29 @@ def test_a_subscription_recorded_before_e_mail_reads_as_having_no_address():
     Subscription.Created.upcast_v1_v2(state)
     assert state["email"] is None and state[chain.UPCAST_MARK] == ["email"]
     assert Subscription.Created.class_version == 2
+
+
+def test_a_body_subscribes_and_ends_an_address_on_its_page_in_portuguese_with_its_csrf_token(api):
+    from tests.test_pages import csrf_of, sign_in
+
+    client = api.client
+    assert sign_in(client, api.token("ibge"), proximo="/assinaturas").status_code == 303
+    page = client.get("/assinaturas")
+    assert page.status_code == 200 and "Assinaturas de alertas" in page.get_data(as_text=True)
+    csrf = csrf_of(page.data)
+    assert client.post("/assinaturas", data={"email": "prazos@ibge.gov.br"}).status_code == 403  # no CSRF token
+    refused = client.post("/assinaturas", data={"csrf": csrf, "email": "IBGE <prazos@ibge.gov.br>"})
+    assert refused.status_code == 422 and "um único endereço de e-mail" in refused.get_data(as_text=True)
+    for _ in range(2):  # a double submit subscribes once
+        made = client.post("/assinaturas", data={"csrf": csrf, "email": "prazos@ibge.gov.br"})
+        assert made.status_code == 303 and made.headers["Location"].endswith("/assinaturas?feita=1")
+    [subscription] = api.get("/subscriptions", role="ibge").get_json()["items"]
+    assert (subscription["channel"], subscription["email"], subscription["role"]) == (
+        "email", "prazos@ibge.gov.br", "ibge")
+    listed = client.get("/assinaturas?feita=1").get_data(as_text=True)
+    assert "prazos@ibge.gov.br" in listed and "em vigor" in listed
+    ended = client.post(f"/assinaturas/{subscription['id']}/encerrar", data={"csrf": csrf})
+    assert ended.status_code == 303
+    [subscription] = api.get("/subscriptions", role="ibge").get_json()["items"]
+    assert subscription["in_force"] is False and subscription["remove_reason"].startswith("encerrada")
+    assert client.post("/assinaturas/not-an-id/encerrar", data={"csrf": csrf}).status_code == 404
