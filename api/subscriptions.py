@@ -56,6 +56,8 @@ class WebhookBodySchema(FeedBodySchema):
     email = fields.String(validate=validate.Length(min=1, max=MAX_EMAIL), metadata={
         "description": "one e-mail address that receives each alert in Portuguese, the deadline attached as .ics "
                        "(instead of `url`)"})
+    digest = fields.Boolean(metadata={"description": "with `email`: the alerts gathered in one message a day "
+                                                     "(TRAMITA_DIGEST_HOUR) instead of one message each"})
     kinds = BoundedList(Name(validate=validate.Length(max=20)), max_items=MAX_KINDS, metadata={
         "description": "only these alert kinds (missed, breach, due-in-N-days); none: all"})
 
@@ -69,6 +71,7 @@ class SubscriptionSchema(Schema):
     channel = fields.String(required=True, metadata={"description": "webhook, email or calendar"})
     url = fields.String(allow_none=True, metadata={"description": "a webhook's address"})
     email = fields.String(allow_none=True, metadata={"description": "an e-mail subscription's address"})
+    digest = fields.Boolean(metadata={"description": "an e-mail subscription's alerts in one message a day"})
     role = fields.String(allow_none=True)
     municipality = fields.String(allow_none=True)
     case_id = fields.String(allow_none=True)
@@ -95,7 +98,7 @@ def shown(subscription: Subscription, **extra: Any) -> dict[str, Any]:
     delivered = (queries.deliveries(read_store(), str(subscription.id)) if subscription.channel in DELIVERED_CHANNELS
                  else {})
     return {"id": str(subscription.id), "channel": subscription.channel, "url": subscription.url,
-            "email": subscription.email,
+            "email": subscription.email, "digest": subscription.digest,
             "role": subscription.role, "municipality": subscription.municipality, "case_id": subscription.case_id,
             "kinds": subscription.kinds, "created_at": subscription.created_at.isoformat(),
             "created_by": subscription.created_by, "in_force": tramita().in_force(subscription),

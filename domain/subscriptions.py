@@ -278,13 +278,15 @@ class Subscription(ChainedAggregate):
         """A subscription was made: its channel, its address (a webhook's URL, an e-mail's address), its filters,
         and the token that made it (None: an operator, from the command line).
 
-        Version 2 added `email`; a subscription made before (version 1) had none."""
+        Version 2 added `email` and `digest` (an e-mail subscription's alerts gathered in one message a day); a
+        subscription made before (version 1) had neither."""
 
         class_version = 2
 
         channel: str
         url: str | None
         email: str | None
+        digest: bool
         role: str | None
         municipality: str | None
         case_id: str | None
@@ -294,6 +296,7 @@ class Subscription(ChainedAggregate):
 
         def assign(self, subscription: Subscription) -> None:
             subscription.channel, subscription.url, subscription.email = self.channel, self.url, self.email
+            subscription.digest = self.digest
             subscription.role, subscription.municipality = self.role, self.municipality
             subscription.case_id, subscription.kinds = self.case_id, list(self.kinds)
             subscription.token_id, subscription.created_at = self.token_id, self.created_at
@@ -302,7 +305,7 @@ class Subscription(ChainedAggregate):
 
         @staticmethod
         def upcast_v1_v2(state: dict) -> None:
-            added_by_upcast(state, email=None)
+            added_by_upcast(state, email=None, digest=False)
 
     class Removed(ChainedAggregate.Event):
         """The subscription ends: no alert is sent to it any more, its feed answers 404."""
@@ -315,9 +318,10 @@ class Subscription(ChainedAggregate):
 
     @classmethod
     def create(cls, ctx: ActContext, *, channel: str, url: str | None, role: str | None, municipality: str | None,
-               case_id: str | None, kinds: list[str], token_id: str | None, email: str | None = None) -> Subscription:
+               case_id: str | None, kinds: list[str], token_id: str | None, email: str | None = None,
+               digest: bool = False) -> Subscription:
         return cls._start(cls.Created, ctx, id=uuid4(), article=ARTICLE, channel=channel, url=url, email=email,
-                          role=role,
+                          digest=digest, role=role,
                           municipality=municipality, case_id=case_id, kinds=kinds, token_id=token_id,
                           created_at=ctx.recorded_at)
 

@@ -7,6 +7,7 @@ act, the act and the article in words, the due date (dd/mm/aaaa), the days left 
 page; the deadline is attached as an iCalendar event (`text/calendar; method=PUBLISH`, infrastructure/ical.py) with
 its reminders. Its `Message-ID` is derived from the alert and the subscription, the same on every try and round, so
 a message sent again after a crash (between the server's acceptance and the delivery's record) is recognisable.
+A daily digest (`compose_digest`) gathers a subscription's alerts of a day in one such message, one .ics for all.
 
 Sending (`MailSender.post`, the transport of a subscription's `Webhook` worker, which keeps the queue, the tries,
 the pauses and the delivery record): with `TRAMITA_SMTP_URL`, to that server, `smtps://` (TLS from the start) or
@@ -69,6 +70,8 @@ class MailSettings:
     public_url: str = "http://127.0.0.1:8000"
     #: The days before the due day the attachment's reminders ring (the scheduler's thresholds).
     reminders: tuple[int, ...] = (5, 1)
+    #: The hour (Rio Branco time) from which a day's digest is sent, at the first redelivery at or after it.
+    digest_hour: int = 7
     #: The catalogue's gettext in Portuguese (the wiring gives it); the identity leaves the English msgids.
     gettext: Callable[[str], str] = _same
 
@@ -113,21 +116,30 @@ def article_words(value: str | None) -> str:
     return ", ".join(words)
 
 
-def compose(alert: Mapping[str, Any], *, to: str, subscription_id: str, settings: MailSettings,
-            acts: list[str], municipality_name: str | None = None) -> EmailMessage:
-    """The message of one case alert (`scheduler.jsonlog.alert_fields`) to one subscription's address; `acts` are
-    the labels of the acts that close the deadline (the statute's)."""
+@dataclass(frozen=True)
+class Told:
+    """One alert in words: how its deadline stands, the lines the message shows, the link, the .ics event."""
+
+    state: str
+    act: str
+    article: str
+    lines: list[tuple[str, str]]
+    link: str
+    event: dict[str, Any]
+    acts: list[str]
+
+
+def told(alert: Mapping[str, Any], settings: MailSettings, acts: list[str],
+         municipality_name: str | None = None) -> Told:
+    """The words of one case alert (`scheduler.jsonlog.alert_fields`); `acts` are the labels of the acts that close
+    its deadline (the statute's)."""
     _ = settings.gettext
     due, raised = date.fromisoformat(alert["due_on"]), date.fromisoformat(alert["raised_on"])
     act = " ou ".join(acts) if acts else alert["rule"]
-    article = article_words(alert["article"])
     left = (due - raised).days
     late = alert.get("days_overdue") or max(0, -left)
-    if alert["kind"] == "missed":
-        state = _("Deadline missed")
-        when = _("%(days)s day(s) late") % {"days": late} if late else _("due today")
-    elif alert["kind"] == "breach":
-        state = _("Requisition refused (breach)")
+    if alert["kind"] in ("missed", "breach"):
+        state = _("Deadline missed") if alert["kind"] == "missed" else _("Requisition refused (breach)")
         when = _("%(days)s day(s) late") % {"days": late} if late else _("due today")
     else:
         state = _("Deadline due in %(days)s day(s)") % {"days": left} if left else _("Deadline due today")
@@ -135,38 +147,72 @@ def compose(alert: Mapping[str, Any], *, to: str, subscription_id: str, settings
     who = _(ROLE_NAMES.get(alert["who"] or "", alert["who"] or ""))
     if alert.get("municipality"):
         who += f" — {municipality_name or alert['municipality']}"
-    link = f"{settings.public_url.rstrip('/')}/processos/{quote(alert['case_number'], safe='')}"
+    article = article_words(alert["article"])
     lines = [
         (_("Case"), alert["case_number"]), (_("Who must act"), who), (_("Act expected"), act),
         (_("Article"), f"{article} — LC 35/1991"), (_("Due date"), f"{day(due)} ({when})"),
     ]
+    event = {"case_id": alert["case_id"], "deadline": alert["deadline"], "case_number": alert["case_number"],
+             "rule": alert["rule"], "article": alert["article"], "who": who, "municipality": None,
+             "due_on": alert["due_on"], "status": "missed" if alert["kind"] in ("missed", "breach") else "open"}
+    link = f"{settings.public_url.rstrip('/')}/processos/{quote(alert['case_number'], safe='')}"
+    return Told(state, act, article, lines, link, event, acts or [act])
+
+
+def _message(*, subject: str, to: str, settings: MailSettings, ident: str, at: datetime, heading: str,
+             told_alerts: list[Told], calendar_name: str, filename: str) -> EmailMessage:
+    """The message: the alerts as text and as HTML, and their deadlines as one .ics attachment."""
+    _ = settings.gettext
     message = EmailMessage()
-    message["Subject"] = f"{state}: {alert['case_number']} — {act} ({article})"
+    message["Subject"] = subject
     message["From"] = settings.sender
     message["To"] = to
-    message["Message-ID"] = message_id(alert["alert_id"], subscription_id)
-    message["Date"] = format_datetime(datetime.fromisoformat(alert["raised_at"]).astimezone(timezone.utc))
+    message["Message-ID"] = ident
+    message["Date"] = format_datetime(at.astimezone(timezone.utc))
     message["Auto-Submitted"] = "auto-generated"
-    message["X-Tramita-Alert"] = alert["alert_id"]
     intro = _("tramita records this alert for the body that must act, under LC 35/1991.")
-    text = "\n".join([f"{state}.", "", *(f"{name}: {value}" for name, value in lines), "",
-                      _("Case page: %(link)s") % {"link": link}, "", intro, ""])
-    message.set_content(text)
-    rows = "".join(f"<tr><th align=\"left\">{html.escape(name)}</th><td>{html.escape(str(value))}</td></tr>"
-                   for name, value in lines)
-    message.add_alternative(
-        f"<!doctype html><html lang=\"pt-BR\"><body><p><strong>{html.escape(state)}.</strong></p>"
-        f"<table>{rows}</table><p><a href=\"{html.escape(link)}\">{html.escape(_('Open the case page'))}</a></p>"
-        f"<p><small>{html.escape(intro)}</small></p></body></html>", subtype="html")
-    row = {"case_id": alert["case_id"], "deadline": alert["deadline"], "case_number": alert["case_number"],
-           "rule": alert["rule"], "article": alert["article"], "who": who, "municipality": None,
-           "due_on": alert["due_on"], "status": "missed" if alert["kind"] in ("missed", "breach") else "open"}
-    ics = calendar(f"Prazo {alert['case_number']}", [row], expected={("", alert["rule"]): acts or [act]},
-                   stamp=datetime.fromisoformat(alert["raised_at"]), reminders=settings.reminders)
-    message.add_attachment(ics, maintype="text", subtype="calendar", params={"method": "PUBLISH"},
-                           filename=f"prazo-{alert['case_number']}.ics")
+    text, markup = [heading, ""], [f"<p><strong>{html.escape(heading)}</strong></p>"]
+    for one in told_alerts:
+        text += [f"{one.state}.", *(f"{name}: {value}" for name, value in one.lines),
+                 _("Case page: %(link)s") % {"link": one.link}, ""]
+        rows = "".join(f"<tr><th align=\"left\">{html.escape(name)}</th><td>{html.escape(str(value))}</td></tr>"
+                       for name, value in one.lines)
+        markup.append(f"<h2>{html.escape(one.state)}</h2><table>{rows}</table>"
+                      f"<p><a href=\"{html.escape(one.link)}\">{html.escape(_('Open the case page'))}</a></p>")
+    message.set_content("\n".join([*text, intro, ""]))
+    message.add_alternative(f"<!doctype html><html lang=\"pt-BR\"><body>{''.join(markup)}"
+                            f"<p><small>{html.escape(intro)}</small></p></body></html>", subtype="html")
+    ics = calendar(calendar_name, [one.event for one in told_alerts],
+                   expected={("", one.event["rule"]): one.acts for one in told_alerts}, stamp=at,
+                   reminders=settings.reminders)
+    message.add_attachment(ics, maintype="text", subtype="calendar", params={"method": "PUBLISH"}, filename=filename)
     message["Content-Language"] = "pt-BR"  # after the content: setting it clears the Content-* headers
     return message
+
+
+def compose(alert: Mapping[str, Any], *, to: str, subscription_id: str, settings: MailSettings,
+            acts: list[str], municipality_name: str | None = None) -> EmailMessage:
+    """The message of one case alert to one subscription's address."""
+    one = told(alert, settings, acts, municipality_name)
+    message = _message(subject=f"{one.state}: {alert['case_number']} — {one.act} ({one.article})", to=to,
+                       settings=settings, ident=message_id(alert["alert_id"], subscription_id),
+                       at=datetime.fromisoformat(alert["raised_at"]), heading=f"{one.state}.", told_alerts=[one],
+                       calendar_name=f"Prazo {alert['case_number']}", filename=f"prazo-{alert['case_number']}.ics")
+    message["X-Tramita-Alert"] = alert["alert_id"]
+    return message
+
+
+def compose_digest(alerts: list[tuple[Mapping[str, Any], list[str], str | None]], *, to: str, subscription_id: str,
+                   settings: MailSettings, on: date, at: datetime) -> EmailMessage:
+    """A daily digest: every alert of `alerts` ((fields, acts, municipality name), oldest first) in one message,
+    their deadlines in one .ics; its id is the subscription's and the day's, the same on every try."""
+    _ = settings.gettext
+    said = [told(alert, settings, acts, name) for alert, acts, name in alerts]
+    heading = _("Daily digest of %(day)s: %(count)s alert(s) of your body") % {"day": day(on), "count": len(said)}
+    return _message(subject=heading, to=to, settings=settings, ident=message_id(f"digest:{on.isoformat()}",
+                                                                                subscription_id),
+                    at=at, heading=heading, told_alerts=said, calendar_name=f"Prazos {day(on)}",
+                    filename=f"prazos-{on.isoformat()}.ics")
 
 
 def _loopback(host: str) -> bool:
@@ -231,15 +277,21 @@ class MailSender:
     municipality_name: Callable[[str], str | None] = lambda code: None
 
     def post(self, url: str, body: bytes, headers: Mapping[str, str]) -> None:
-        alert = json.loads(body)
-        message = compose(alert, to=self.to, subscription_id=self.subscription_id, settings=self.settings,
-                          acts=self.acts_for(alert),
-                          municipality_name=self.municipality_name(alert["municipality"])
-                          if alert.get("municipality") else None)
+        sent = json.loads(body)
+        if "digest" in sent:  # {"digest": day, "at": moment, "alerts": [fields, ...]}
+            message = compose_digest([(alert, self.acts_for(alert), self._named(alert)) for alert in sent["alerts"]],
+                                     to=self.to, subscription_id=self.subscription_id, settings=self.settings,
+                                     on=date.fromisoformat(sent["digest"]), at=datetime.fromisoformat(sent["at"]))
+        else:
+            message = compose(sent, to=self.to, subscription_id=self.subscription_id, settings=self.settings,
+                              acts=self.acts_for(sent), municipality_name=self._named(sent))
         if self.settings.smtp_url:
             send_smtp(message, self.settings)
         else:
             write_maildir(message, self.settings.maildir)
+
+    def _named(self, alert: Mapping[str, Any]) -> str | None:
+        return self.municipality_name(alert["municipality"]) if alert.get("municipality") else None
 
 
 def mail_url(address: str) -> str:
@@ -247,5 +299,5 @@ def mail_url(address: str) -> str:
     return f"mailto:{address}"
 
 
-__all__ = ["MailSender", "MailSettings", "check_smtp_url", "compose", "mail_url", "message_id", "send_smtp",
-           "write_maildir"]
+__all__ = ["MailSender", "MailSettings", "check_smtp_url", "compose", "compose_digest", "mail_url", "message_id",
+           "send_smtp", "write_maildir"]

@@ -133,7 +133,7 @@ def parse_positive(text: str, source: str, kind: type = int, maximum: float | No
 def load_mail(environ: Mapping[str, str], thresholds: tuple[int, ...] = DEFAULT_THRESHOLDS) -> MailSettings:
     """TRAMITA_SMTP_URL (`smtp://host:port`, STARTTLS, or `smtps://host:port`), TRAMITA_SMTP_USER,
     TRAMITA_SMTP_PASSWORD_FILE (the password, in a file), TRAMITA_SMTP_CA_FILE (certificates to trust for the
-    server's, else the system's), TRAMITA_MAIL_FROM, TRAMITA_SMTP_TIMEOUT, TRAMITA_MAILDIR
+    server's, else the system's), TRAMITA_MAIL_FROM, TRAMITA_SMTP_TIMEOUT, TRAMITA_DIGEST_HOUR, TRAMITA_MAILDIR
     (where mail goes with no SMTP URL; default var/mail), TRAMITA_PUBLIC_URL (the case pages' links)."""
     url = (environ.get("TRAMITA_SMTP_URL") or "").strip() or None
     user = (environ.get("TRAMITA_SMTP_USER") or "").strip() or None
@@ -151,6 +151,9 @@ def load_mail(environ: Mapping[str, str], thresholds: tuple[int, ...] = DEFAULT_
         if sender != "tramita@localhost":
             raise ValueError(f"TRAMITA_MAIL_FROM: {sender[:80]!r} is not one e-mail address") from None
     timeout = environ.get("TRAMITA_SMTP_TIMEOUT")
+    hour = (environ.get("TRAMITA_DIGEST_HOUR") or "").strip()
+    if hour and not (hour.isdigit() and 0 <= int(hour) <= 23):
+        raise ValueError(f"TRAMITA_DIGEST_HOUR: {hour[:20]!r} is not an hour of the day, 0 to 23")
     ca_file = (environ.get("TRAMITA_SMTP_CA_FILE") or "").strip() or None
     if ca_file and not Path(ca_file).is_file():
         raise ValueError(f"TRAMITA_SMTP_CA_FILE: {ca_file!r} is not a readable file")
@@ -159,6 +162,7 @@ def load_mail(environ: Mapping[str, str], thresholds: tuple[int, ...] = DEFAULT_
         maildir=Path((environ.get("TRAMITA_MAILDIR") or "").strip() or "var/mail"),
         timeout=float(parse_positive(timeout, "TRAMITA_SMTP_TIMEOUT", float, maximum=600)) if timeout else MAIL_TIMEOUT,
         ca_file=Path(ca_file) if ca_file else None,
+        digest_hour=int(hour) if hour else 7,
         public_url=(environ.get("TRAMITA_PUBLIC_URL") or "").strip() or "http://127.0.0.1:8000",
         reminders=thresholds)
 

@@ -14,19 +14,23 @@ then on the redelivery schedule (scheduler/config.py), the leader queues again, 
 no round has delivered to it yet and that is not queued already. Which those are is read from the alert events
 (scheduler/pending.py: `Alert.Raised`, and the `Alert.Delivered` / `DeliveryFailed` naming the subscription), never
 from the `alert_deliveries` or `alerts` tables, so a row edited or deleted there withholds nothing.
+
+An e-mail subscription with a daily digest gets no message per alert: at the first redelivery at or after the
+digest hour (TRAMITA_DIGEST_HOUR, Rio Branco time) the alerts raised before that hour and not yet delivered to it
+go in one message, whose round is recorded on each of them.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from functools import partial
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, UUID, uuid5
 
 from domain.alerts import Alert
-from domain.application import Tramita
+from domain.application import LEGAL_TIMEZONE, Tramita
 from domain.subscriptions import EMAIL, Subscription, closing_acts, internal_allowed
 from infrastructure.mail import MailSender, MailSettings, mail_url
 from infrastructure.store import Store
@@ -54,6 +58,8 @@ class Subscribers:
     """How the e-mail subscriptions' alerts are sent (scheduler/config.py `load_mail`)."""
     workers: dict[str, tuple[Subscription, Webhook]] = field(default_factory=dict)
     retired: list[Webhook] = field(default_factory=list)
+    digests: dict[UUID, list[UUID]] = field(default_factory=dict)
+    """Each daily digest queued: the alerts it holds, each recorded delivered (or failed) with it."""
 
     def refresh(self) -> list[Subscription]:
         """Start a worker for each subscription in force not served yet; stop those no longer in force."""
@@ -72,7 +78,8 @@ class Subscribers:
         subscription_id = subscription.id
 
         def record(alert_id: UUID, tries: int, error: str | None) -> None:
-            self.app.record_alert_delivery(alert_id, SCHEDULER, tries=tries, error=error, subscription=subscription_id)
+            for held in self.digests.get(alert_id, [alert_id]):  # a digest's round is each of its alerts' round
+                self.app.record_alert_delivery(held, SCHEDULER, tries=tries, error=error, subscription=subscription_id)
 
         options = dict(self.options)
         if subscription.channel == EMAIL:
@@ -107,7 +114,8 @@ class Subscribers:
         """Queue the alert for every subscription it matches that was made before it was raised; how many."""
         queued = 0
         for subscription_id, (subscription, webhook) in self.workers.items():
-            if subscription.matches(fields) and alert.raised_at >= subscription.created_at:
+            if subscription.matches(fields) and alert.raised_at >= subscription.created_at \
+                    and not subscription.digest:  # a digest's alerts go together, once a day (`redeliver`)
                 webhook.submit(alert.id, {**fields, "subscription_id": subscription_id})
                 queued += 1
         return queued
@@ -117,11 +125,32 @@ class Subscribers:
         to it, as the alert `events` tell (the caller's to catch up first); how many."""
         queued = 0
         for subscription_id, (subscription, webhook) in self.workers.items():
+            if subscription.digest:
+                queued += self._digest(subscription, webhook, events)
+                continue
             for alert_id in events.undelivered_to(subscription):
                 alert = readable_alert(self.app, alert_id, self.log)
                 if alert is not None:
                     queued += webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
         return queued
+
+    def _digest(self, subscription: Subscription, webhook: Webhook, events: AlertEvents) -> int:
+        """A digest subscription's alerts raised before the day's digest hour (Rio Branco time) that no round
+        delivered to it, queued as one message (1), once the hour has come; a digest that failed is queued again at
+        the next redelivery, with the same id (its Message-ID)."""
+        now = self.app.clock().astimezone(LEGAL_TIMEZONE)
+        cutoff = now.replace(hour=self.mail.digest_hour, minute=0, second=0, microsecond=0)
+        if now < cutoff:
+            cutoff -= timedelta(days=1)
+        held = [alert for alert_id in events.undelivered_to(subscription)
+                if (known := events.alerts.get(str(alert_id))) is not None and known.raised_at < cutoff
+                and (alert := readable_alert(self.app, alert_id, self.log)) is not None]
+        if not held:
+            return 0
+        digest_id = uuid5(NAMESPACE_URL, f"urn:tramita:digest:{subscription.id}:{cutoff.date().isoformat()}")
+        self.digests[digest_id] = [alert.id for alert in held]
+        return int(webhook.submit(digest_id, {"digest": cutoff.date().isoformat(), "at": now.isoformat(),
+                                              "alerts": [alert_fields(alert) for alert in held]}))
 
     def close(self, timeout: float) -> list[str]:
         """Drain every queue at once within `timeout` seconds in all; the subscriptions still busy after it."""

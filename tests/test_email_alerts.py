@@ -297,7 +297,7 @@ def test_a_subscription_recorded_before_e_mail_reads_as_having_no_address():
 
     state = {"channel": "webhook", "url": "https://prazos.example.org/"}
     Subscription.Created.upcast_v1_v2(state)
-    assert state["email"] is None and state[chain.UPCAST_MARK] == ["email"]
+    assert state["email"] is None and state["digest"] is False and state[chain.UPCAST_MARK] == ["digest", "email"]
     assert Subscription.Created.class_version == 2
 
 
@@ -325,3 +325,34 @@ def test_a_body_subscribes_and_ends_an_address_on_its_page_in_portuguese_with_it
     [subscription] = api.get("/subscriptions", role="ibge").get_json()["items"]
     assert subscription["in_force"] is False and subscription["remove_reason"].startswith("encerrada")
     assert client.post("/assinaturas/not-an-id/encerrar", data={"csrf": csrf}).status_code == 404
+
+
+def test_a_daily_digest_gathers_the_alerts_of_the_day_in_one_message_sent_once_after_the_digest_hour(api, smtp):
+    box, url = smtp
+    case, _ = requisitions(api, TARAUACA, ("ibge", "tre"))
+    api.clock.now = SUBSCRIBED
+    response = api.client.post("/subscriptions", json={"email": "contas@tce.ac.gov.br", "digest": True},
+                               headers=api.headers("auditor"))
+    assert response.status_code == 201 and response.get_json()["digest"] is True
+    digest = response.get_json()
+    refused = api.client.post("/subscriptions", json={"url": "https://x.gov.br/", "digest": True},
+                              headers=api.headers("auditor"))
+    assert refused.status_code == 422 and refused.get_json()["field"] == "digest"
+    settings = MailSettings(smtp_url=url, digest_hour=7)
+    assert scheduler_once(api, settings) == 0  # 09:00 in Rio Branco: raised after today's digest hour
+    assert box.accepted == []
+    next_morning = datetime(2025, 11, 14, 13, tzinfo=timezone.utc)  # 08:00 in Rio Branco
+    for _ in range(2):  # the second run finds both delivered: nothing more
+        api.clock.now = next_morning
+        config = mailed_in_portuguese(SchedulerConfig(api.url, webhook_tries=2, mail=settings))
+        assert run(config, api.app, api.store, NoLeadership(), stop=threading.Event(), log=lambda event, **f: None,
+                   once=True, webhook_options=FAST) == 0
+    [message] = box.to("contas@tce.ac.gov.br")
+    assert message["Subject"] == "Resumo diário de 14/11/2025: 2 alerta(s) do seu órgão"
+    text = message.get_body(("plain",)).get_content()
+    assert text.count(f"Processo: {case}") == 2 and "Quem deve agir: IBGE" in text
+    events = list(attachment(message).walk("VEVENT"))
+    assert len(events) == 2 and all(event.walk("VALARM") for event in events)
+    api.projector.catch_up()
+    assert api.store.query("SELECT delivery, COUNT(*) FROM alert_deliveries WHERE subscription_id = ? "
+                           "GROUP BY delivery", (digest["id"],)) == [("delivered", 2)]

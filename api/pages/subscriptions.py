@@ -31,6 +31,7 @@ def listed() -> list[dict[str, Any]]:
     """The body's subscriptions, newest first, as the page shows them."""
     app = tramita()
     return [{"id": str(s.id), "channel": s.channel, "where": s.email or s.url or "", "in_force": app.in_force(s),
+             "digest": s.digest,
              "removed_on": s.removed_on, "role": s.role, "municipality": s.municipality,
              "deliveries": (queries.deliveries(read_store(), str(s.id)) if s.channel in DELIVERED_CHANNELS else {})}
             for s in reversed(app.subscriptions_of(g.actor))]
@@ -56,7 +57,8 @@ def subscriptions() -> Response | tuple[str, int]:
         email = request.form.get("email", "")
         try:
             if _already(email) is None:
-                tramita().subscribe(g.actor, token_id=str(g.token_id), channel=EMAIL, email=email)
+                tramita().subscribe(g.actor, token_id=str(g.token_id), channel=EMAIL, email=email,
+                                    digest=request.form.get("resumo") == "1")
             return redirect(url_for("pages.subscriptions", feita="1"), 303)
         except InvalidActError as refused:
             shown = {"status": 422, "refusal": say(refused.sentence)}

@@ -63,11 +63,13 @@ class Subscriptions(ApplicationBase):
 
     def subscribe(self, actor: Actor, *, token_id: str | None, channel: str = WEBHOOK, url: str | None = None,
                   role: str | None = None, municipality: str | None = None, case: str | None = None,
-                  kinds: list[str] | None = None, private_urls: bool = False, email: str | None = None) -> Subscribed:
+                  kinds: list[str] | None = None, private_urls: bool = False, email: str | None = None,
+                  digest: bool = False) -> Subscribed:
         """Record a subscription of `actor`'s body (or, `token_id` None, an operator's) to what it must act on.
 
         A webhook needs `url` (an address of the deployment's own network only with `private_urls`, which the
-        command line gives), an e-mail subscription one `email` address; a calendar takes neither and no alert
+        command line gives), an e-mail subscription one `email` address (`digest`: its alerts in one message a
+        day); a calendar takes neither and no alert
         kinds. Filters outside what concerns the body are refused (`scope_for`); a municipality or case named must
         exist."""
         self._keys()  # subscriptions are on: a secret or a feed key can be derived
@@ -75,6 +77,8 @@ class Subscriptions(ApplicationBase):
             raise InvalidActError("channel", Sentence(
                 "%(channel)r is not %(webhook)s, %(email)s or %(calendar)s",
                 channel=channel, webhook=WEBHOOK, email=EMAIL, calendar=CALENDAR))
+        if channel != EMAIL and digest:
+            raise InvalidActError("digest", "a daily digest is an e-mail subscription's (give `email`)")
         if channel != EMAIL and email is not None:
             raise InvalidActError("email", "an e-mail address is given on its own, without an http(s) address")
         if channel == WEBHOOK:
@@ -99,7 +103,8 @@ class Subscriptions(ApplicationBase):
         def attempt() -> Subscribed:
             ctx = self.system_context(actor)
             subscription = Subscription.create(ctx, channel=channel, url=url, role=role, municipality=municipality,
-                                               case_id=case_id, kinds=kinds, token_id=token_id, email=email)
+                                               case_id=case_id, kinds=kinds, token_id=token_id, email=email,
+                                               digest=digest)
             turns = []
             if token_id is not None:  # a body's, through the API: a bounded number, each served by its own worker
                 # The body's turns are read before its subscriptions are counted: a making saved in between moves
