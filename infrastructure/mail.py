@@ -34,23 +34,13 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from uuid import NAMESPACE_URL, uuid5
 
+from domain.words import ROLE_NAMES, article_words
 from infrastructure.ical import calendar
 from infrastructure.webhook import DeliveryError
 
 #: Seconds an SMTP exchange may take (connecting, each command) before the try counts as failed.
 TIMEOUT = 30.0
 MESSAGE_NAMESPACE = uuid5(NAMESPACE_URL, "urn:tramita:alert-mail")
-#: The bodies by name: the pages' msgids (api/pages/format.py ROLES), translated by the same catalogue entries.
-ROLE_NAMES = {
-    "assembly-mesa": "Assembly (Mesa Diretora)", "assembly-president": "President of the Assembly",
-    "ccj": "Constitution and Justice Committee (CCJ)", "council": "Municipal Council", "deputy": "State Deputy",
-    "governor": "Governor", "ibge": "IBGE", "mayor": "Mayor", "municipality": "Municipality",
-    "pge": "State Attorney General (PGE)", "sectma": "SECTMA", "sefaz": "SEFAZ", "setop": "SETOP",
-    "tre": "Electoral Court (TRE)", "origin-municipality": "origin municipality",
-    "requisitioned-body": "requisitioned body",
-}
-
-
 def _same(text: str) -> str:
     return text
 
@@ -99,23 +89,6 @@ def day(value: date) -> str:
     return value.strftime("%d/%m/%Y")
 
 
-def article_words(value: str | None) -> str:
-    """`art-23-I` as `Art. 23, I`, `art-10-par-1` as `Art. 10, § 1`, `art-4-par-unico` as `Art. 4, parágrafo
-    único` (the pages write them so too)."""
-    if not value or not value.startswith("art-"):
-        return value or ""
-    parts, words, index = value[4:].split("-"), [], 1
-    words.append(f"Art. {parts[0]}")
-    while index < len(parts):
-        if parts[index] == "par" and index + 1 < len(parts):
-            words.append("parágrafo único" if parts[index + 1] == "unico" else f"§ {parts[index + 1]}")
-            index += 2
-        else:
-            words.append(parts[index])
-            index += 1
-    return ", ".join(words)
-
-
 @dataclass(frozen=True)
 class Told:
     """One alert in words: how its deadline stands, the lines the message shows, the link, the .ics event."""
@@ -147,7 +120,7 @@ def told(alert: Mapping[str, Any], settings: MailSettings, acts: list[str],
     who = _(ROLE_NAMES.get(alert["who"] or "", alert["who"] or ""))
     if alert.get("municipality"):
         who += f" — {municipality_name or alert['municipality']}"
-    article = article_words(alert["article"])
+    article = article_words(alert["article"], _("sole paragraph"))
     lines = [
         (_("Case"), alert["case_number"]), (_("Who must act"), who), (_("Act expected"), act),
         (_("Article"), f"{article} — LC 35/1991"), (_("Due date"), f"{day(due)} ({when})"),

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
+from domain.words import ROLE_NAMES, article_words
 
 KINDS = {
     "creation": _l("creation of a municipality"), "incorporation": _l("incorporation"), "fusion": _l("fusion"),
@@ -32,15 +33,8 @@ STAGES = {
     "law-enacted": _l("law enacted"), "administrator-appointed": _l("administrator appointed"),
     "installed": _l("municipality installed"), "concluded": _l("concluded"), "archived": _l("archived"),
 }
-ROLES = {
-    "assembly-mesa": _l("Assembly (Mesa Diretora)"), "assembly-president": _l("President of the Assembly"),
-    "ccj": _l("Constitution and Justice Committee (CCJ)"), "council": _l("Municipal Council"),
-    "deputy": _l("State Deputy"), "governor": _l("Governor"), "ibge": _l("IBGE"), "mayor": _l("Mayor"),
-    "municipality": _l("Municipality"), "pge": _l("State Attorney General (PGE)"), "sectma": _l("SECTMA"),
-    "sefaz": _l("SEFAZ"), "setop": _l("SETOP"), "tre": _l("Electoral Court (TRE)"), "auditor": _l("Auditor"),
-    "origin-municipality": _l("origin municipality"), "requisitioned-body": _l("requisitioned body"),
-    "scheduler": _l("tramita (scheduler)"), "voters": _l("voters"),
-}
+#: The bodies by name: their msgids live below the pages (domain/words.py), which the alerts' e-mails share.
+ROLES = {role: _l(name) for role, name in ROLE_NAMES.items()}
 DEADLINE_STATUSES = {
     "open": _l("open"), "due-soon": _l("due soon"), "missed": _l("missed"), "met-on-time": _l("met on time"),
     "met-late": _l("met late"), "ended": _l("ended with the archive"),
@@ -210,19 +204,7 @@ def event_label(labels: dict[str, str], event_type: str) -> str:
 
 def article(value: str | None) -> str:
     """`art-23-I` as `Art. 23, I`; `art-10-par-1` as `Art. 10, § 1`; `art-4-par-unico` as `Art. 4, par. único`."""
-    if not value or not value.startswith("art-"):
-        return value or ""
-    parts = value[4:].split("-")
-    words, index = [f"Art. {parts[0]}"], 1
-    while index < len(parts):
-        if parts[index] == "par" and index + 1 < len(parts):
-            following = parts[index + 1]
-            words.append(_("sole paragraph") if following == "unico" else f"§ {following}")
-            index += 2
-        else:
-            words.append(parts[index])
-            index += 1
-    return ", ".join(words)
+    return article_words(value, _("sole paragraph"))
 
 
 FILTERS = {"day": day, "moment": moment, "kind": kind, "stage": stage, "role": role,

@@ -1,0 +1,32 @@
+"""The words people read for two kinds of identifier, kept below every layer that shows them (the pages, the alerts'
+e-mails): the bodies by name, as English msgids that the pages' catalogue translates (api/translations), and the
+articles of LC 35/1991 as the law writes them (`art-23-I` is `Art. 23, I`)."""
+
+from __future__ import annotations
+
+ROLE_NAMES = {
+    "assembly-mesa": "Assembly (Mesa Diretora)", "assembly-president": "President of the Assembly",
+    "ccj": "Constitution and Justice Committee (CCJ)", "council": "Municipal Council", "deputy": "State Deputy",
+    "governor": "Governor", "ibge": "IBGE", "mayor": "Mayor", "municipality": "Municipality",
+    "pge": "State Attorney General (PGE)", "sectma": "SECTMA", "sefaz": "SEFAZ", "setop": "SETOP",
+    "tre": "Electoral Court (TRE)", "auditor": "Auditor", "origin-municipality": "origin municipality",
+    "requisitioned-body": "requisitioned body", "scheduler": "tramita (scheduler)", "voters": "voters",
+}
+
+
+def article_words(value: str | None, sole_paragraph: str = "sole paragraph") -> str:
+    """`art-23-I` as `Art. 23, I`; `art-10-par-1` as `Art. 10, § 1`; `art-4-par-unico` as `Art. 4,` and
+    `sole_paragraph` (the reader's words for it); anything else as it is."""
+    if not value or not value.startswith("art-"):
+        return value or ""
+    parts = value[4:].split("-")
+    words, index = [f"Art. {parts[0]}"], 1
+    while index < len(parts):
+        if parts[index] == "par" and index + 1 < len(parts):
+            following = parts[index + 1]
+            words.append(sole_paragraph if following == "unico" else f"§ {following}")
+            index += 2
+        else:
+            words.append(parts[index])
+            index += 1
+    return ", ".join(words)
