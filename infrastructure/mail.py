@@ -145,12 +145,13 @@ def _message(*, subject: str, to: str, settings: MailSettings, ident: str, at: d
     message["Auto-Submitted"] = "auto-generated"
     intro = _("tramita records this alert for the body that must act, under LC 35/1991.")
     text, markup = [heading, ""], [f"<p><strong>{html.escape(heading)}</strong></p>"]
+    titled = len(told_alerts) > 1  # a single alert's state is the heading already
     for one in told_alerts:
-        text += [f"{one.state}.", *(f"{name}: {value}" for name, value in one.lines),
+        text += [*([f"{one.state}."] if titled else []), *(f"{name}: {value}" for name, value in one.lines),
                  _("Case page: %(link)s") % {"link": one.link}, ""]
         rows = "".join(f"<tr><th align=\"left\">{html.escape(name)}</th><td>{html.escape(str(value))}</td></tr>"
                        for name, value in one.lines)
-        markup.append(f"<h2>{html.escape(one.state)}</h2><table>{rows}</table>"
+        markup.append((f"<h2>{html.escape(one.state)}</h2>" if titled else "") + f"<table>{rows}</table>"
                       f"<p><a href=\"{html.escape(one.link)}\">{html.escape(_('Open the case page'))}</a></p>")
     message.set_content("\n".join([*text, intro, ""]))
     message.add_alternative(f"<!doctype html><html lang=\"pt-BR\"><body>{''.join(markup)}"

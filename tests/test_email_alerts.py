@@ -356,3 +356,26 @@ def test_a_daily_digest_gathers_the_alerts_of_the_day_in_one_message_sent_once_a
     api.projector.catch_up()
     assert api.store.query("SELECT delivery, COUNT(*) FROM alert_deliveries WHERE subscription_id = ? "
                            "GROUP BY delivery", (digest["id"],)) == [("delivered", 2)]
+
+
+@pytest.mark.slow
+def test_make_run_turns_subscriptions_on_and_the_demo_s_alerts_land_in_its_maildir(tmp_path):
+    from tests.servers import START_SECONDS, free_port as any_port, stop
+    from tests.test_first_run import printed_tokens, up
+    from tests.test_projector_crash import wait_for
+
+    (tmp_path / "var").mkdir()
+    port = any_port()
+    process = up(tmp_path, port)
+    try:
+        output, _ = printed_tokens(tmp_path, process)
+        new = tmp_path / "var" / "mail" / "new"
+        assert wait_for(lambda: new.is_dir() and any(new.iterdir()), START_SECONDS)
+    finally:
+        assert stop(process) == 0
+    assert "subscriptions and calendar feeds on" in output and "var/mail" in output
+    assert stat.S_IMODE((tmp_path / "var" / "subscription-key").stat().st_mode) == 0o600
+    message = email.message_from_bytes(next(new.iterdir()).read_bytes(), policy=email.policy.default)
+    assert message["To"] == "demo@tramita.example.org" and message["Subject"].startswith("Prazo")
+    assert f"http://127.0.0.1:{port}/processos/" in message.get_body(("plain",)).get_content()
+    assert attachment(message).walk("VEVENT")

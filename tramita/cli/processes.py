@@ -54,10 +54,13 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"signing key made at {key_path} (mode 0600); verifier key: {signer.verifier}")
     with contextlib.redirect_stdout(io.StringIO()):  # the demo's story is `tramita seed-demo`'s to tell
         cmd_migrate(args)
+    os.environ.setdefault("TRAMITA_PUBLIC_URL", f"http://{args.bind}")  # the mails' and feeds' links
+    mail = demo_mail()  # first: the application reads the subscription key it may make
     app = build_application()
     seeded = seed_demo_in(app, say=lambda line: None)
     tokens = demo_tokens(app, Path(os.environ.get(DEMO_TOKENS_FILE) or "var/demo-tokens.json"))
-    mail = demo_mail()
+    if seeded:  # the demo's alerts, raised by the scheduler's first scan, land in the maildir for a newcomer to read
+        app.subscribe(cli_actor(), token_id=None, channel="email", email=DEMO_INBOX)
     verifier = app.signer.verifier if app.signer is not None else None
     app.close()
     url = f"http://{args.bind}"
@@ -75,7 +78,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             print(f"  {role:<15} {token}")
         print(f"subscriptions and calendar feeds on (POST {url}/subscriptions, POST {url}/feeds; key kept in "
               f"{mail.key_path})")
-        print(f"alerts by e-mail: {mail.where}")
+        print(f"alerts by e-mail: {mail.where}" + (f"; every demo alert goes to {DEMO_INBOX}" if seeded else ""))
         print(flush=True)
 
     return run_side_by_side({
@@ -85,6 +88,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     }, ready=(f"{url}/health", ready))
 
 
+#: The address the demo subscribes to every alert when it seeds (an operator's subscription), read in the maildir.
+DEMO_INBOX = "demo@tramita.example.org"
 #: Where `tramita up` keeps the demo's subscription key (0600) when TRAMITA_SUBSCRIPTION_KEY is not set.
 DEMO_SUBSCRIPTION_KEY_FILE = "var/subscription-key"
 
