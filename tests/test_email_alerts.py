@@ -73,8 +73,9 @@ def smtp() -> Iterator[tuple[Mailbox, str]]:
 
 
 @pytest.fixture
-def api(tmp_path) -> Iterator[ApiHarness]:
-    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}")
+def api(database_url) -> Iterator[ApiHarness]:
+    """The API and the scheduler's store on SQLite and on PostgreSQL (the suite's throwaway cluster)."""
+    harness = ApiHarness(database_url)
     harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
     harness.clock.now = ACTS_DAY
     try:
