@@ -13,6 +13,9 @@ What is measured
    whatever it records, the shipped IBGE list of names and the holidays library's calendars (its first holiday
    looked up imports every country it knows, about 50 ms, which the raw library never pays), is loaded then too.
    None of this is timed.
+   On SQLite the audit log's tables are made too, and every act checks the aggregates it reads against their hash
+   chains and the tree's leaves (docs/audit.md, section 10), as a deployment's API does; the tree takes in each
+   round's events before the next round, untimed (in a deployment the projector appends it, in its own process).
    Then N creation cases are recorded through the application service, each with the demo's valid
    sequence of acts and competent bodies: the Governor's petition with the Art. 9 documents, the seven
    Art. 4 findings, the verification, the plebiscite (decree, schedule, homologation, communication,
@@ -284,9 +287,13 @@ class TramitaSide:
     def __init__(self, database_url: str) -> None:
         app, _ = build_tramita(database_url)
         self.app, self.counter, self.origins, self.cases = app, ActCounter(app), OriginFigures(), 0
+        self.tree = audit_log_of(app, database_url)
 
     def record(self, cases: int) -> Run:
-        """Record the next `cases` creation cases; the acts, the events stored and the seconds."""
+        """Record the next `cases` creation cases; the acts, the events stored and the seconds. First (untimed) the
+        audit log's tree takes in the events of the rounds before, as the projector does in a deployment."""
+        if self.tree is not None:
+            self.tree.catch_up()
         acts, first = self.counter.acts, notifications(self.app)
         start, cpu = time.perf_counter(), time.process_time()
         for n in range(self.cases + 1, self.cases + cases + 1):
@@ -294,6 +301,24 @@ class TramitaSide:
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         self.cases += cases
         return Run(self.counter.acts - acts, notifications(self.app) - first, seconds, cpu)
+
+
+def audit_log_of(app: Tramita, database_url: str) -> Any:
+    """On SQLite, as a deployment runs: the audit log's tables made and its tree holding every event so far, and
+    each act checking the aggregates it reads against the tree's leaves (tramita/bootstrap.py `build_audit`); None
+    in memory, where there is no log (the acts check their hash chains only)."""
+    if not database_url.startswith("sqlite"):
+        return None
+    from audit.log import AuditLog
+    from audit.logged import LoggedHashes
+    from infrastructure.store import open_store
+
+    store = open_store(database_url)
+    tree = AuditLog(app, store)
+    tree.migrate()
+    tree.catch_up()
+    app.check_against(LoggedHashes(store))
+    return tree
 
 
 # ---------------------------------------------------------------------------------------------- raw library
