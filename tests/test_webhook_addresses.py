@@ -88,7 +88,7 @@ def test_without_public_only_the_operators_webhook_reaches_the_deployment_s_netw
     ("a-body-token", False, True), (None, False, False), ("a-body-token", True, False)],
     ids=["a-body-s", "an-operator-s", "a-body-s-when-the-deployment-allows-private-urls"])
 def test_which_subscriptions_are_delivered_only_to_public_addresses(token_id, private_urls, public_only):
-    subscription = SimpleNamespace(id="s-1", url=f"http://{NAME}/alerts", token_id=token_id)
+    subscription = SimpleNamespace(id="s-1", channel="webhook", url=f"http://{NAME}/alerts", token_id=token_id)
     assert internal_allowed(subscription, private_urls=private_urls) is not public_only
     app = SimpleNamespace(webhook_secret=lambda s: "whsec_" + "A" * 43 + "=",
                           record_alert_delivery=lambda *a, **k: None)
