@@ -69,7 +69,11 @@ def any_deployment(request: pytest.FixtureRequest, new_database_url) -> Iterator
 
 def recorded_since(api: ApiHarness, before: int) -> list[object]:
     """The events stored after notification `before`, decoded."""
-    return [api.app.mapper.to_domain_event(n) for n in api.app.recorder.select_notifications(before + 1, 1000)]
+    return recorded_since_app(api.app, before)
+
+
+def recorded_since_app(app: object, before: int) -> list[object]:
+    return [app.mapper.to_domain_event(n) for n in app.recorder.select_notifications(before + 1, 1000)]
 
 
 def tamper_alarms(api: ApiHarness) -> list[object]:
@@ -285,3 +289,39 @@ def test_an_intact_store_records_acts_as_before_with_the_log_checked(deployment)
     deployment.log()  # the act just recorded is now in the log too: the pooled case is checked against it
     assert a_finding(api, case).status_code == 200
     assert tamper_alarms(api) == [] and api.get(f"/cases/{case}/verify").get_json()["ok"] is True
+
+
+# ---------------------------------------------------------------------------------- the statute's amendments
+
+
+def test_an_act_after_the_last_amendment_of_the_statute_was_deleted_is_refused_naming_the_amendments(tmp_path):
+    """Every act reads the statute in force, the shipped data plus the amendments recorded: one deleted after it
+    was logged would change the law the next act is judged by."""
+    from audit.log import AuditLog
+    from audit.logged import LoggedHashes
+    from domain.amendments import StatuteAmendments
+    from domain.errors import StoredEventsAlteredError
+    from infrastructure.store import open_store
+    from domain.demo import IBGE
+    from tests.test_statute_amendments import GATE, new_app, open_period
+
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    app, store = new_app(url), open_store(url)
+    open_period(app)
+    tree = AuditLog(app, store)
+    tree.migrate()
+    tree.catch_up()
+    version = event_rows(url, StatuteAmendments.ID)[-1][0]
+    delete_event(url, StatuteAmendments.ID, version)
+    restarted = new_app(url)
+    restarted.check_against(LoggedHashes(store))
+    before = restarted.recorder.max_notification_id()
+    with pytest.raises(StoredEventsAlteredError) as refused:
+        restarted.record_figure(FEIJO, IBGE, date(2027, 4, 1), figure="population", value=20000,
+                                as_of=date(2027, 3, 1), source="IBGE")
+    assert str(refused.value).startswith("the stored events of the statute's amendments contradict")
+    assert refused.value.version == version and "it was deleted" in str(refused.value)
+    [alarm] = recorded_since_app(restarted, before)  # the alarm only, read with the statute as last read
+    assert alarm.kind == "tamper-alarm" and alarm.subject == f"stored-events:{StatuteAmendments.ID}:{version}"
+    assert restarted.shipped_statute.value(GATE, date(2027, 4, 1)) == "closed"
+    store.close()

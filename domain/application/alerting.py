@@ -66,9 +66,11 @@ class Alerting(ApplicationBase):
             return
         token = _alarming.set(True)
         try:
-            self.raise_system_alert(STORE_ALARM_ACTOR, kind="tamper-alarm",
-                                    subject=f"stored-events:{error.aggregate_id}:{error.version}",
-                                    message=str(error)[:4000])
+            # the statute as last read: the altered aggregate may be its amendments, which every new read checks
+            ctx = self._context_at(STORE_ALARM_ACTOR, self.clock(), None, statute=self.last_read_statute())
+            self._saved_once(Alert.raise_system(ctx, kind="tamper-alarm",
+                                                subject=f"stored-events:{error.aggregate_id}:{error.version}",
+                                                message=str(error)[:4000]))
         except Exception:  # noqa: BLE001, S110 - the refusal raised next (logged by its caller) names the damage
             pass
         finally:

@@ -74,8 +74,12 @@ class StatuteInForce:
     of every process (API workers, scheduler) without a restart.
     """
 
-    def __init__(self, recorder: Any, mapper: Mapper, shipped: Statute) -> None:
+    def __init__(self, recorder: Any, mapper: Mapper, shipped: Statute,
+                 checked: Callable[[UUID], Any] | None = None) -> None:
         self.recorder, self.mapper, self.shipped = recorder, mapper, shipped
+        #: The amendments built afresh from the store and checked as an act's aggregates are (the pool's), when a
+        #: new one is seen: an amendment deleted or altered refuses the act rather than change the law it reads.
+        self.checked = checked
         self._lock = threading.Lock()
         self._book: StatuteAmendments | None = None
         self._statute = shipped
@@ -87,6 +91,12 @@ class StatuteInForce:
         records = self.recorder.select_events(StatuteAmendments.ID, gt=book.version if book is not None else None)
         if not records:
             return self._statute  # what was in force when the read began, or newer (another thread's read)
+        if self.checked is not None:  # built and checked outside the lock (the tamper alarm reads the statute)
+            fresh = self.checked(StatuteAmendments.ID)
+            with self._lock:
+                if self._book is None or fresh.version > self._book.version:
+                    self._statute, self._book = self.shipped.amended(fresh.amendments), fresh
+                return self._statute
         with self._lock:
             book = self._book
             fresh = [record for record in records if book is None or record.originator_version > book.version]
@@ -195,7 +205,7 @@ class ApplicationBase(Application):
         self.clock = clock
         #: The statute as shipped (or given); `statute` adds the amendments recorded in the store.
         self.shipped_statute = statute or shipped_statute()
-        self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute)
+        self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute, self.pool.built)
         self.calendar = calendar or Calendar()
 
     def check_against(self, log: EventLog) -> None:
@@ -249,12 +259,17 @@ class ApplicationBase(Application):
         """The circumstances of the system's own acts (alerts): their legal date is the recording day."""
         return self._context_at(actor, self.clock(), None)
 
-    def _context_at(self, actor: Actor, recorded_at: datetime, occurred_on: date | None) -> ActContext:
+    def _context_at(self, actor: Actor, recorded_at: datetime, occurred_on: date | None, *,
+                    statute: Statute | None = None) -> ActContext:
         if recorded_at.tzinfo is None:
             raise ValueError("the clock must give timezone-aware datetimes")
         today = recorded_at.astimezone(LEGAL_TIMEZONE).date()
         return ActContext(actor=actor, occurred_on=occurred_on or today, recorded_at=recorded_at, today=today,
-                          statute=self.statute)
+                          statute=statute or self.statute)
+
+    def last_read_statute(self) -> Statute:
+        """The statute as this process last read it, without asking the store (`StatuteInForce.last_read`)."""
+        return self._amendments.last_read()
 
     def save(self, *objs: Any, **kwargs: Any) -> list[Any]:
         """One transaction for every aggregate given, as the library's documentation describes its save: their

@@ -142,7 +142,7 @@ CHANGED = "the stored event this process last read is gone or its bytes changed:
 
 def label_of(aggregate: Any) -> Any:
     """How a refusal names an aggregate: a case by its number, a municipality by its name, a year's numbering by
-    its year (None: by its id)."""
+    its year, the statute's amendments as such (None: by its id)."""
     if aggregate is None:
         return None
     number = getattr(aggregate, "number", None)
@@ -152,7 +152,9 @@ def label_of(aggregate: Any) -> Any:
     if isinstance(name, str):
         return f"{name} ({key})" if isinstance(key, str) else name
     year = getattr(aggregate, "year", None)
-    return Sentence("the case numbering of %(year)s", year=str(year)) if isinstance(year, int) else None
+    if isinstance(year, int):
+        return Sentence("the case numbering of %(year)s", year=str(year))
+    return Sentence("the statute's amendments") if isinstance(getattr(aggregate, "amendments", None), list) else None
 
 
 class Borrowing:
@@ -240,6 +242,16 @@ class AggregatePool:
         copy = deepcopy(aggregate)
         self._give_back([(aggregate, size, head)])
         return copy
+
+    def built(self, aggregate_id: UUID) -> Any:
+        """The aggregate built afresh from the store and checked as `get` checks it, neither pooled nor lent: the
+        caller's own (AggregateNotFoundError, StoredEventsAlteredError as `get`)."""
+        try:
+            return self._catch_up(aggregate_id, None, 0, None)[0]
+        except StoredEventsAlteredError as altered:
+            if self.on_altered is not None:
+                self.on_altered(altered)
+            raise
 
     def saved(self, aggregates: Iterable[Any], recordings: Iterable[Any]) -> None:
         """After a save: the saved aggregates are held at their new version, their new events' bytes counted."""
