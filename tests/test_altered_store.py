@@ -110,7 +110,8 @@ def feijo_frozen(served: Deployment) -> tuple[object, str]:
     district = ready_for_law(api, "district_creation")
     blocking = freezing_creation(api, FREEZE_STARTS)
     name, role, municipality, _ = district.attempt("district-law-enacted")
-    refused = api.client.post(f"/cases/{district.case}/acts/{name}", json={"occurred_on": (FREEZE_STARTS + DAY).isoformat(), **LAW},
+    refused = api.client.post(f"/cases/{district.case}/acts/{name}",
+                              json={"occurred_on": (FREEZE_STARTS + DAY).isoformat(), **LAW},
                               headers=api.headers(role, municipality, **{"If-Match": "*"}))
     assert refused.status_code == 422 and refused.get_json()["article"] == "art-38"
     api.token("auditor")
