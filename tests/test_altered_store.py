@@ -22,7 +22,7 @@ from domain.registry import Municipality
 from tests.api_client import ApiHarness
 from tests.conftest import BACKENDS
 from tests.test_chain import StoredEvents
-from tests.test_district_refusals import DAY, FEIJO, FREEZE_STARTS, LAW, enact, freezing_creation, ready_for_law
+from tests.test_district_refusals import DAY, FEIJO, FREEZE_STARTS, LAW, freezing_creation, ready_for_law
 from tests.test_dossier import pdf_text
 from tests.test_pages import sign_in, text
 
