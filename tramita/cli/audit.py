@@ -37,10 +37,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(json.dumps({**verdict.as_dict(), **({"read_models": checked} if checked else {})},
                          ensure_ascii=False, indent=2))
     else:
-        print(report.store_verdict(verdict))
-        if checked is not None:
+        if checked is not None:  # first: the audit log's own report ends with its VERDICT line
             print("\n".join(read_model_lines(checked)))
+        print(report.store_verdict(verdict))
+        if checked is not None and not checked["ok"] and verdict.ok:
+            _ = language().gettext
+            print(_("VERDICT: the events are intact, but read models differ from them (above): `tramita rebuild` "
+                    "repairs them"))
     return 0 if verdict.ok and (checked is None or checked["ok"]) else 1
+
+
+def language():  # noqa: ANN201
+    """The catalogue of the language the command's user reads (LC_ALL, LC_MESSAGES or LANG, as POSIX orders
+    them): Portuguese first, English when one of them asks for it (en_*)."""
+    from gettext import NullTranslations
+
+    from api.i18n import compiled_catalogue
+
+    chosen = next((os.environ[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(name)), "")
+    return NullTranslations() if chosen.lower().startswith("en") else compiled_catalogue("pt_BR")
 
 
 def check_and_keep(app, store) -> dict:  # noqa: ANN001
@@ -61,10 +76,8 @@ def check_and_keep(app, store) -> dict:  # noqa: ANN001
 
 
 def read_model_lines(result: dict) -> list[str]:
-    """The read-model check in Portuguese (the pages' catalogue): each differing row by table and key."""
-    from api.i18n import compiled_catalogue
-
-    _ = compiled_catalogue("pt_BR").gettext
+    """The read-model check in the user's language (`language`): each differing row by table and key."""
+    _ = language().gettext
     if not result["positions"]:
         return [_("read models: not created yet (run `tramita migrate`)")]
     lines = []
