@@ -327,3 +327,29 @@ def test_a_check_while_the_projector_follows_new_acts_finds_no_difference(new_da
         thread.join(timeout=60)
     assert [r.as_dict()["differing"] for r in results if not r.ok] == []
     assert len({tuple(sorted(r.positions.values())) for r in results}) > 1  # the check fell between batches
+
+
+def test_a_read_model_value_made_a_blob_or_text_that_is_not_utf8_is_named_as_a_difference_not_a_crash(
+        tmp_path, monkeypatch):
+    import sqlite3
+
+    from infrastructure.store import open_store
+    from projections.check import check_read_models
+    from tramita.bootstrap import build_application, system_clock
+    from tramita.cli import main as cli
+
+    url = f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+    monkeypatch.setenv("TRAMITA_DATABASE_URL", url)
+    assert cli(["migrate"]) == 0 and cli(["seed-demo"]) == 0 and cli(["project", "--once"]) == 0
+    with sqlite3.connect(tmp_path / "tramita.sqlite") as database:
+        database.execute("UPDATE municipalities SET name = CAST(name AS BLOB) WHERE code = '1200302'")
+        database.execute("UPDATE cases SET stage = CAST(X'FF' AS TEXT) WHERE number = 'LC35-1991-0001'")
+    app, store = build_application(url), open_store(url)
+    try:
+        found = check_read_models(app, store, system_clock()).as_dict()
+    finally:
+        store.close()
+        app.close()
+    assert not found["ok"]
+    rows = {table: [row["columns"] for row in entry["sample"]] for table, entry in found["differing"].items()}
+    assert rows["municipalities"] == [["name"]] and rows["cases"] == [["stage"]]
