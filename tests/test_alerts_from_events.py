@@ -16,7 +16,6 @@ import pytest
 
 from domain.acts import Actor
 from domain.alerts import MISSED, Alert
-from domain.subscriptions import SubscriptionKeys
 from scheduler.config import SchedulerConfig
 from scheduler.leader import NoLeadership
 from scheduler.pending import AlertEvents
@@ -27,7 +26,7 @@ from tests.conftest import BACKENDS
 from tests.stores import make_app
 from tests.test_article_rules import TARAUACA
 from tests.test_scheduler_webhook import SECRET, Server
-from tests.test_subscriptions import ACTS_DAY, FAST, SCANNED, SUBSCRIBED, requisitions, subscribe
+from tests.test_subscriptions import ACTS_DAY, FAST, SCANNED, SUBSCRIBED, requisitions, subscribe, subscribing
 
 FIXTURE_STORE = Path(__file__).resolve().parent / "fixtures" / "v1" / "store.sqlite"
 
@@ -37,13 +36,7 @@ EMPTIED = "DELETE FROM alerts"
 
 @pytest.fixture
 def api(tmp_path) -> Iterator[ApiHarness]:
-    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}", config={"TRAMITA_SUBSCRIPTION_PRIVATE_URLS": "1"})
-    harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
-    harness.clock.now = ACTS_DAY
-    try:
-        yield harness
-    finally:
-        harness.close()
+    yield from subscribing(f"sqlite:///{tmp_path / 'api.sqlite'}", TRAMITA_SUBSCRIPTION_PRIVATE_URLS="1")
 
 
 def raised_undelivered(api: ApiHarness) -> list[str]:

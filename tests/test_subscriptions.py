@@ -34,15 +34,20 @@ SCANNED = datetime(2025, 11, 19, 14, tzinfo=timezone.utc)
 FAST = {"sleep": lambda seconds: None, "jitter": lambda ceiling: 0.0}
 
 
-@pytest.fixture
-def api(tmp_path) -> Iterator[ApiHarness]:
-    harness = ApiHarness(f"sqlite:///{tmp_path / 'api.sqlite'}", config={"TRAMITA_SUBSCRIPTION_PRIVATE_URLS": "1"})
+def subscribing(database_url: str, **config: str) -> Iterator[ApiHarness]:
+    """The API on `database_url` with a subscription key, its clock on the day the acts are recorded."""
+    harness = ApiHarness(database_url, config=config)
     harness.app.subscription_keys = SubscriptionKeys(b"k" * 32)
     harness.clock.now = ACTS_DAY
     try:
         yield harness
     finally:
         harness.close()
+
+
+@pytest.fixture
+def api(tmp_path) -> Iterator[ApiHarness]:
+    yield from subscribing(f"sqlite:///{tmp_path / 'api.sqlite'}", TRAMITA_SUBSCRIPTION_PRIVATE_URLS="1")
 
 
 def silent(handler, stopped) -> None:
