@@ -1,6 +1,6 @@
-"""The words people read for two kinds of identifier, kept below every layer that shows them (the pages, the alerts'
-e-mails): the bodies by name, as English msgids that the pages' catalogue translates (api/translations), and the
-articles of LC 35/1991 as the law writes them (`art-23-I` is `Art. 23, I`)."""
+"""The words people read for three kinds of identifier, kept below every layer that shows them (the pages, the alerts'
+e-mails): the bodies by name and the deadlines by what is due, as English msgids that the pages' catalogue translates
+(api/translations), and the articles of LC 35/1991 as the law writes them (`art-23-I` is `Art. 23, I`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,28 @@ ROLE_NAMES = {
     "tre": "Electoral Court (TRE)", "auditor": "Auditor", "origin-municipality": "origin municipality",
     "requisitioned-body": "requisitioned body", "scheduler": "tramita (scheduler)", "voters": "voters",
 }
+
+#: Each deadline of the statute (the `deadline.*` parameters of domain/statute/lc35.toml) by what is due, as the law
+#: words it; a deadline's key is its rule, or `rule:qualifier` for one of several (a requisition, an origin).
+DEADLINE_NAMES = {
+    "requisition-answer": "answer to requisition %(which)s",
+    "result-communication": "communication of the plebiscite's result to the Assembly",
+    "plenary-registration": "registration of the result in plenary session",
+    "creation-bill": "bill creating the municipality",
+    "personnel-documents": "documents of the staff, sent by %(which)s",
+    "ledger-transfer": "books of account sent by %(which)s",
+    "budget-proposal": "budget proposal",
+    "administrative-organization-bill": "bill of administrative organization",
+    "civil-service-regime-bill": "bill of the civil service's single legal regime",
+    "staff-framework-bill": "bill of the staff framework",
+    "organic-law": "organic law",
+}
+
+
+def deadline_parts(key: str | None) -> tuple[str, str | None]:
+    """A deadline's key as its rule and its qualifier (`ledger-transfer:1200450` -> the rule, the origin's code)."""
+    rule, _, qualifier = (key or "").partition(":")
+    return rule, qualifier or None
 
 
 def article_words(value: str | None, sole_paragraph: str = "sole paragraph") -> str:

@@ -119,3 +119,20 @@ def test_the_ibge_cannot_add_a_name_with_invisible_or_look_alike_characters_to_t
     app = new_app()
     refused(app, None, lambda: app.add_toponym(IBGE, date(2026, 3, 1), name=name, uf="MT", ibge_code=None,
                                                source="IBGE"), article="art-17-par-unico", error=InvalidActError)
+
+
+def test_every_deadline_of_the_statute_has_a_name_in_words_and_its_portuguese():
+    """A deadline a page, an alert's e-mail or a feed shows is named by what is due, in pt-BR, never by its key."""
+    import tomllib
+    from pathlib import Path
+
+    from api.i18n import compiled_catalogue
+    from domain.words import DEADLINE_NAMES
+
+    statute = tomllib.loads((Path(__file__).resolve().parents[1] / "domain/statute/lc35.toml").read_text("utf-8"))
+    rules = {p["id"].removeprefix("deadline.") for p in statute["parameter"]
+             if p["id"].startswith("deadline.") and isinstance(p["value"], dict)}
+    assert rules and rules == set(DEADLINE_NAMES)
+    portuguese = compiled_catalogue("pt_BR")
+    for name in DEADLINE_NAMES.values():
+        assert portuguese.gettext(name) != name, name

@@ -447,3 +447,17 @@ def test_a_system_alert_s_kind_is_said_in_portuguese_not_by_its_identifier(api, 
 
     with api.flask.test_request_context("/alertas"):
         assert fmt.alert_kind(kind).startswith(shown)
+
+
+def test_deadlines_are_named_by_what_is_due_and_municipalities_by_name_never_by_their_keys(api):
+    sign_in(api.client, api.token("auditor"), headers={"Accept-Language": "pt-BR"})
+    case = text(api.client.get(f"/processos/{CASE_1991}", headers={"Accept-Language": "pt-BR"}))
+    assert "livros de escrituração enviados por Senador Guiomard" in case
+    assert "projeto de lei do quadro de pessoal" in case and "lei orgânica" in case
+    listed = text(api.client.get("/prazos", headers={"Accept-Language": "pt-BR"}))
+    assert "registro do resultado em sessão plenária" in listed and "resposta à requisição" in listed
+    alerts = text(api.client.get("/alertas", headers={"Accept-Language": "pt-BR"}))
+    for page in (case, listed, alerts):
+        for key in ("ledger-transfer", "plenary-registration", "requisition-answer:", "budget-proposal",
+                    "organic-law", "(1200450)", "not yet delivered"):
+            assert key not in page, key

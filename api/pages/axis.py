@@ -72,13 +72,14 @@ def _row(row: dict[str, Any], y: int, first: date, last: date, today: date, word
     _ = words.gettext
     who = row["who_shown"]
     if row.get("municipality"):
-        who += f" ({row['municipality']})"
+        who += f" ({row.get('municipality_shown') or row['municipality']})"
     legend = f"{row['article_shown']} · {who}"
     middle = y + ROW / 2
     start = date.fromisoformat(row["starts_on"]) if row.get("starts_on") else first
     due = date.fromisoformat(row["due_on"]) if row.get("due_on") else None
     closed = date.fromisoformat(row["closed_on"]) if row.get("closed_on") else None
-    tooltip = _("%(deadline)s: started %(start)s, due %(due)s, %(status)s", deadline=row.get("deadline", ""),
+    tooltip = _("%(deadline)s: started %(start)s, due %(due)s, %(status)s",
+                deadline=row.get("deadline_shown") or row.get("deadline", ""),
                 start=words.day(start), due=words.day(due) or _("no due date yet"),
                 status=row["status_shown"])
     if closed:

@@ -55,14 +55,16 @@ def case_file(case_ref: str, actor: Actor, *, as_of: date | None = None,
     words = fmt.Words()
     shown = view or current
     names = municipality_names([*current.get("municipalities", []), current.get("receiving"),
-                                *current.get("frozen", []), *(view or {}).get("frozen", [])])
+                                *current.get("frozen", []), *(view or {}).get("frozen", []),
+                                *{(e.get("actor") or {}).get("municipality") for e in events},
+                                *{d.get("municipality") for d in current.get("deadlines", {}).values()}])
     return {
         "case": shown, "current": current, "version": version, "current_version": current_version,
         "exists_then": view is not None, "asked": asked, "as_of": as_of, "recorded_before": recorded_before,
         "day_of_view": day_of_view, "today": today,
         "late_days": current_app.extensions["tramita.pages"]["late_recording_days"],
         "timeline": timeline_rows(events, by_event, version if view else 0, words),
-        "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view, words),
+        "deadlines": deadline_rows(shown if view else {"deadlines": {}}, day_of_view, words, names),
         "difference": difference(view, current, names) if asked and view else None,
         "freezes": [f for f in queries.freezes(read_store()) if f["case_id"] == current["id"]],
         "next_acts": [dict(n, label=by_act.get(n["act"], n["act"]), mine=may_record(actor, n))
@@ -152,16 +154,19 @@ def references(payload: dict[str, Any]) -> list[str]:
     return found
 
 
-def deadline_rows(document: dict[str, Any], day: date, words: fmt.Words | None = None) -> list[dict[str, Any]]:
-    """The case's deadlines with their status on `day` (the view's), in due-date order; with their article, who,
-    dates and status as the page writes them (`*_shown`)."""
+def deadline_rows(document: dict[str, Any], day: date, words: fmt.Words | None = None,
+                  names: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The case's deadlines with their status on `day` (the view's), in due-date order; with their name, article,
+    who, dates and status as the page writes them (`*_shown`; `names`: municipalities' names by code)."""
     due_soon = settings()["due_soon_days"]
     words = words or fmt.Words()
     rows = []
     for name, row in (document.get("deadlines") or {}).items():
         row = {k: v.isoformat() if isinstance(v, date) else v for k, v in row.items()}
         status = queries.effective_status(row, day, due_soon)
-        rows.append(dict(row, deadline=name, recorded_status=row["status"], status=status,
+        rows.append(dict(row, deadline=name, deadline_shown=words.deadline(name, names),
+                         municipality_shown=(names or {}).get(row.get("municipality") or "", row.get("municipality")),
+                         recorded_status=row["status"], status=status,
                          article_shown=words.article(row.get("article")), who_shown=words.role(row.get("who")),
                          starts_on_shown=words.day(row.get("starts_on")), due_on_shown=words.day(row.get("due_on")),
                          closed_on_shown=words.day(row.get("closed_on")), status_shown=words.deadline_status(status)))
@@ -195,7 +200,7 @@ def latest_checkpoint() -> dict[str, Any] | None:
 def municipality_names(codes: list[str | None]) -> dict[str, str]:
     store = read_store()
     names = {}
-    for code in codes:
+    for code in dict.fromkeys(codes):  # each code read once
         if code and (found := queries.municipality(store, code)):
             names[code] = found["name"]
     return names

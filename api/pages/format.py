@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
-from domain.words import ROLE_NAMES, article_words
+from domain.words import DEADLINE_NAMES, ROLE_NAMES, article_words, deadline_parts
 
 KINDS = {
     "creation": _l("creation of a municipality"), "incorporation": _l("incorporation"), "fusion": _l("fusion"),
@@ -41,6 +41,8 @@ DEADLINE_STATUSES = {
 }
 FIGURES = {"population": _l("population"), "voters": _l("voters"), "revenue": _l("revenue (R$)"),
            "buildings": _l("buildings"), "area_km2": _l("area (km²)")}
+#: How an alert's delivery to the operators' webhook stands (the alerts table's `delivery`; none: not yet).
+DELIVERIES = {"delivered": _l("delivered"), "failed": _l("delivery failed; tried again on the schedule")}
 ALERT_KINDS = {"due-soon": _l("due soon"), "missed": _l("missed"), "breach": _l("breach"),
                # the system's own alerts (projections/failures.py and check.py, audit/service.py, audit/documents.py)
                "projection-failure": _l("a read model could not apply an event"),
@@ -116,6 +118,20 @@ def deadline_status(value: str | None) -> str:
     return label(DEADLINE_STATUSES, value)
 
 
+def deadline(key: str | None, names: dict[str, str] | None = None) -> str:
+    """A deadline by what is due (domain/words.py), its qualifier by name where it is a municipality's code in
+    `names` (`ledger-transfer:1200450`: the books of account sent by Senador Guiomard); an unknown key as it is."""
+    rule, which = deadline_parts(key)
+    name = DEADLINE_NAMES.get(rule)
+    if name is None:
+        return key or ""
+    return _(name, which=(names or {}).get(which or "", which or _("the origin municipality")))
+
+
+def delivery(value: str | None) -> str:
+    return label(DELIVERIES, value) if value else _("not yet delivered")
+
+
 def figure(value: str | None) -> str:
     return label(FIGURES, value)
 
@@ -157,6 +173,9 @@ class Words:
 
     def role(self, value: str | None) -> str:
         return self._words(("role", value), role, value)
+
+    def deadline(self, key: str | None, names: dict[str, str] | None = None) -> str:
+        return self._words(("deadline", key), deadline, key, names)
 
     def deadline_status(self, value: str | None) -> str:
         return self._words(("deadline_status", value), deadline_status, value)

@@ -235,14 +235,17 @@ def deadlines() -> str:
     months: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         months.setdefault((row["due_on"] or "")[:7], []).append(row)
+    registry = queries.municipalities(read_store())
     return render_template("deadlines.html", months=months, query=query, today=today, roles=fmt.ROLES,
-                           statuses=fmt.DEADLINE_STATUSES, municipalities=queries.municipalities(read_store()))
+                           statuses=fmt.DEADLINE_STATUSES, municipalities=registry,
+                           names={m["code"]: m["name"] for m in registry})
 
 
 @pages.route("/alertas", methods=["GET"], endpoint="alerts")
 def alerts() -> str:
     found = queries.alerts(read_store(), limit=1000)
-    return render_template("alerts.html", alerts=list(reversed(found)))
+    names = {m["code"]: m["name"] for m in queries.municipalities(read_store())}
+    return render_template("alerts.html", alerts=list(reversed(found)), names=names)
 
 
 @pages.route("/municipios", methods=["GET"], endpoint="municipalities")
