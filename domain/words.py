@@ -38,7 +38,9 @@ def deadline_parts(key: str | None) -> tuple[str, str | None]:
 
 def article_words(value: str | None, sole_paragraph: str = "sole paragraph") -> str:
     """`art-23-I` as `Art. 23, I`; `art-10-par-1` as `Art. 10, § 1`; `art-4-par-unico` as `Art. 4,` and
-    `sole_paragraph` (the reader's words for it); anything else as it is."""
+    `sole_paragraph` (the reader's words for it); `cf-art-18-par-4` as `CF, Art. 18, § 4`; anything else as it is."""
+    if value and value.startswith("cf-art-"):  # the Federal Constitution's (the federal gate, CF art. 18 §4)
+        return "CF, " + article_words(value[3:], sole_paragraph)
     if not value or not value.startswith("art-"):
         return value or ""
     parts = value[4:].split("-")

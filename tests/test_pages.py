@@ -202,7 +202,7 @@ def test_a_case_the_federal_gate_holds_shows_it_as_an_open_impediment_and_a_conc
     """CF art. 18 §4: the 2026 creation waits on the gate; the 1992 one was enacted before it."""
     sign_in(api.client, api.token("auditor"))
     held = text(api.client.get(f"/processos/{WAITING}"))
-    assert "Impedimentos em aberto" in held and "cf-art-18-par-4 : nenhuma lei complementar federal fixa" in held
+    assert "Impedimentos em aberto" in held and "CF, Art. 18, § 4 : nenhuma lei complementar federal fixa" in held
     assert "Impedimentos em aberto" not in text(api.client.get(f"/processos/{CASE_1991}"))
 
 
@@ -461,3 +461,16 @@ def test_deadlines_are_named_by_what_is_due_and_municipalities_by_name_never_by_
         for key in ("ledger-transfer", "plenary-registration", "requisition-answer:", "budget-proposal",
                     "organic-law", "(1200450)", "not yet delivered"):
             assert key not in page, key
+
+
+def test_the_registry_pages_write_figures_in_brazilian_notation_and_no_code_for_a_municipality_the_ibge_has_not_coded(
+        api):
+    sign_in(api.client, api.token("auditor"), headers={"Accept-Language": "pt-BR"})
+    listed = text(api.client.get("/municipios", headers={"Accept-Language": "pt-BR"}))
+    assert "new:" not in listed and "ainda sem código IBGE (criado pelo processo LC35-1991-0001)" in listed
+    for code in ("1200385", "1200450", "1200302"):
+        page = text(api.client.get(f"/municipios/{code}", headers={"Accept-Language": "pt-BR"}))
+        assert not re.search(r"\d{4,}\.\d", page), code  # 27975.427 is written 27.975,427
+        assert re.search(r"\d\.\d{3}", page), code  # thousands are grouped with a dot
+    case = text(api.client.get(f"/processos/{CASE_1991}", headers={"Accept-Language": "pt-BR"}))
+    assert "Art. 4, I: Ofício GG 1/1991" in case and "art-4-I:" not in case

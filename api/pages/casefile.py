@@ -147,7 +147,7 @@ def attached_documents(payload: dict[str, Any]) -> list[dict[str, str]]:
 def references(payload: dict[str, Any]) -> list[str]:
     """The documents an act cites by reference (`document`, or the petition's Art. 4 documents by item)."""
     cited = payload.get("documents")
-    found = [f"{item}: {ref}" for item, ref in cited.items()] if isinstance(cited, dict) else []
+    found = [f"{fmt.article(str(item))}: {ref}" for item, ref in cited.items()] if isinstance(cited, dict) else []
     for key in ("document", "decree", "resolution", "law", "bill"):
         if isinstance(payload.get(key), str):
             found.append(payload[key])

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
-from flask_babel import get_locale, gettext as _, lazy_gettext as _l, ngettext
+from flask_babel import format_currency, format_decimal, get_locale, gettext as _, lazy_gettext as _l, ngettext
 from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
@@ -130,6 +131,31 @@ def deadline(key: str | None, names: dict[str, str] | None = None) -> str:
 
 def delivery(value: str | None) -> str:
     return label(DELIVERIES, value) if value else _("not yet delivered")
+
+
+#: The key of a municipality a law created before the IBGE gave it a code (domain/registry.py): `new:<case number>`.
+_PENDING_CODE = re.compile(r"new:(.+)")
+
+
+def code(value: str | None) -> str:
+    """A municipality's IBGE code; for one created by a law and not yet coded by the IBGE, words saying so."""
+    pending = _PENDING_CODE.fullmatch(value or "")
+    if pending is None:
+        return value or ""
+    return _("no IBGE code yet (created by case %(case)s)", case=pending.group(1))
+
+
+def figure_value(name: str, value: Any) -> str:
+    """A registry figure in the reader's notation (Babel: `27.975,427` in pt-BR), revenue as money (R$)."""
+    if value is None or value == "":
+        return ""
+    try:
+        number = Decimal(str(value))
+    except ArithmeticError:
+        return str(value)
+    if name == "revenue":
+        return format_currency(number, "BRL")
+    return format_decimal(number)
 
 
 def figure(value: str | None) -> str:
