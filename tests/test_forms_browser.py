@@ -18,7 +18,9 @@ import pytest
 from tests.servers import serving
 from tests.test_api import signatures
 from tests.test_forms import tiny_pdf
-from tests.test_pages_browser import browser, screenshots, shoot, wait_for, wait_until  # noqa: F401 - fixtures
+from tests.test_pages_browser import (  # noqa: F401 - fixtures
+    browser, screenshots, serious_violations, shoot, wait_for, wait_until,
+)
 from tramita.cli import main
 
 #: A municipality no demo case freezes (Art. 38), whose area the petition takes a part of.
@@ -117,11 +119,13 @@ def test_a_mesa_clerk_files_a_petition_and_records_acts_through_forms_and_an_aud
                                           for s in signatures(32)))
     fill(browser, "documents", "art-99: Certidão 1/2026")
     shoot(browser, screenshots, "formulario-01-peticao")
+    assert serious_violations(browser) == [], "formulario-01-peticao"  # axe-core, in Chromium
     submit(browser)
     beside = wait_for(browser, "[data-field='documents'] .field-error")
     assert beside.text.startswith("Art. 9:") and "não é um item do Art. 4" in beside.text
     assert browser.find_element(By.NAME, "proposed_name").get_attribute("value") == "Vila Juruá"  # kept
     shoot(browser, screenshots, "formulario-02-recusa-ao-lado-do-campo")
+    assert serious_violations(browser) == [], "formulario-02-recusa-ao-lado-do-campo"  # axe-core, in Chromium
     fill(browser, "documents", "")
     submit(browser)
     notice = wait_for(browser, "#ato-registrado")
@@ -159,6 +163,7 @@ def test_a_mesa_clerk_files_a_petition_and_records_acts_through_forms_and_an_aud
     assert "recebimento da requisição" in stale.text.lower() and "03/12/2026" in stale.text
     assert browser.find_element(By.NAME, "requisition").get_attribute("value") == "R1"  # what was entered, kept
     shoot(browser, screenshots, "formulario-05-formulario-desatualizado")
+    assert serious_violations(browser) == [], "formulario-05-formulario-desatualizado"  # axe-core, in Chromium
     case = fetched_json(browser, f"/cases/{number}")
     before = case["version"]
 
@@ -202,5 +207,6 @@ def test_a_form_fits_a_phone_390_pixels_wide(served, browser, screenshots):  # n
         inner = browser.execute_script("return window.innerWidth")
         assert width <= inner, (width, inner)
         shoot(browser, screenshots, "formulario-08-telefone")
+        assert serious_violations(browser) == [], "formulario-08-telefone"  # axe-core, in Chromium
     finally:
         browser.set_window_size(1400, 1000)

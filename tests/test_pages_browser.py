@@ -230,3 +230,36 @@ def test_on_a_phone_390_pixels_wide_no_page_scrolls_sideways_and_wide_tables_scr
         wait_for(browser, "#token")
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def serious_violations(browser) -> list[str]:  # noqa: ANN001
+    """axe-core's serious and critical violations on the page the browser shows: rule, help, first element."""
+    from axe_core_python.selenium import Axe
+
+    found = Axe().run(browser)["violations"]
+    return [f"{v['id']} ({v['impact']}): {v['help']} at {v['nodes'][0]['target']}" for v in found
+            if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_axe_core_finds_no_serious_or_critical_violation_on_any_page_at_a_desktop_s_or_a_phone_s_width(
+        served, browser, width):
+    from selenium.webdriver.common.by import By
+
+    url, token = served
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+    try:
+        browser.get(f"{url}/")
+        field = wait_for(browser, "#token")
+        assert serious_violations(browser) == [], "/"
+        field.send_keys(token)
+        browser.find_element(By.ID, "sign-in").click()
+        wait_until(browser, lambda d: "/processos" in d.current_url)
+        for path, _ in PAGES:
+            browser.get(url + path)
+            wait_for(browser, "main h1")
+            assert serious_violations(browser) == [], path
+    finally:
+        browser.delete_all_cookies()  # signed out whatever happened, for the next test
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

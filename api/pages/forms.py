@@ -129,7 +129,10 @@ def guard(act: str, *, case_ref: str | None = None, kind: str | None = None) -> 
 
 
 def municipality_options() -> list[dict[str, str]]:
-    return [{"code": m["code"], "name": m["name"]} for m in queries.municipalities(read_store())]
+    """The registry's municipalities to choose from: each by name, with its IBGE code (or words saying it has none
+    yet) beside it."""
+    return [{"code": m["code"], "name": m["name"], "code_shown": fmt.code(m["code"])}
+            for m in queries.municipalities(read_store())]
 
 
 def drawn(schema: Schema, only: tuple[str, ...] | None, form: MultiDict, errors: dict[str, list[str]]
