@@ -315,6 +315,8 @@ def test_a_body_subscribes_and_ends_an_address_on_its_page_in_portuguese_with_it
         "email", "prazos@ibge.gov.br", "ibge")
     listed = client.get("/assinaturas?feita=1").get_data(as_text=True)
     assert "prazos@ibge.gov.br" in listed and "em vigor" in listed
+    assert "<td>e-mail</td>" in listed and ">email<" not in listed  # the channel in words
+    assert 'href="/assinaturas">Assinaturas de alertas</a>' in client.get("/processos").get_data(as_text=True)
     ended = client.post(f"/assinaturas/{subscription['id']}/encerrar", data={"csrf": csrf})
     assert ended.status_code == 303
     [subscription] = api.get("/subscriptions", role="ibge").get_json()["items"]

@@ -129,6 +129,14 @@ def deadline(key: str | None, names: dict[str, str] | None = None) -> str:
     return _(name, which=(names or {}).get(which or "", which or _("the origin municipality")))
 
 
+#: How a subscription reaches its body (domain/subscriptions.py `channel`).
+CHANNELS = {"email": _l("e-mail"), "webhook": _l("webhook (a system's address)"), "feed": _l("calendar feed")}
+
+
+def channel(value: str | None) -> str:
+    return label(CHANNELS, value)
+
+
 def delivery(value: str | None) -> str:
     return label(DELIVERIES, value) if value else _("not yet delivered")
 
