@@ -156,6 +156,12 @@ def shares_taken() -> dict[str, dict[str, Decimal]]:
     return taken
 
 
+def spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    """`min-median-max` of the values (times `scale`), as the benches print a repeated measurement."""
+    low, middle, high = (scale * v for v in (min(values), statistics.median(values), max(values)))
+    return f"{low:.{digits}f}-{middle:.{digits}f}-{high:.{digits}f}"
+
+
 @dataclass
 class Run:
     """One timed part: how many acts (saves) and events, how long it took and the CPU time its process spent."""
