@@ -30,9 +30,9 @@ What is measured
 
 1. The raw library. The whole notification log is read with `recorder.select_notifications(start, B,
    inclusive_of_start=False)`, B being the projector's batch size, and every notification is decoded into
-   its domain event with `app.mapper.to_domain_event`, the application given the library's own JSON
-   transcoder (`LIBRARY_DECODING`; tramita's, which the rebuild reads with, decodes faster). Nothing else is
-   done with it.
+   its domain event with `app.mapper.to_domain_event`, the application's mapper decoding with the same
+   transcoder as the rebuild (tramita's: orjson where it reads alike, domain/application/transcoder.py), so
+   that both sides decode alike and the ratio says what the rebuild adds. Nothing else is done with it.
 
 2. tramita. `Projector(app, open_store(url), batch_size=B).migrate()` (untimed), then `.rebuild(progress)`:
    every projection built beside the live tables from the stored events read by aggregate (each aggregate
@@ -46,22 +46,23 @@ What is measured
 
 Each of 1, 2 and 3 runs in a fresh child process (this script with a hidden `--measure` option), on the same
 database, one after the other, so that neither the generation nor the other measurement counts in its memory.
-With `--repeat R` they run R times in turn (raw, rebuild, scan, raw, rebuild, scan, ...) and the fastest of each
-is kept: on a shared machine a single run can be off by a factor of two. The CPU times of the kept runs are shown
-as well. The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's
-start-up (imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside
-it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which
-is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the
+They run R rounds (`--repeat`, default 3, at least 2), the first of the two compared sides taking turns (raw then
+rebuild, then rebuild then raw, ...; the scan after them), since on a shared machine a single run can be off by
+a factor of two. Each side's wall and CPU seconds are printed as min-median-max over the rounds, and the ratios
+are those of the medians. The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild
+so that the child's start-up (imports, the statute, the connection pool) does not count; the start-up's own
+peak is shown beside it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from
+/proc/self/status, which is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the
 parent's own peak, the generation's, which ru_maxrss would report whenever it is the larger); elsewhere it is
 ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
 rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports: the events read), and
 after every transaction (the highest is shown), to show whether it stays flat.
 
-The goals: ratio >= 0.5, peak RSS flat and < 200 MB. With a smaller N (a small machine) the times should
-scale linearly with N.
+The goals: ratio >= 0.5, peak RSS (the highest of the rounds) flat and < 200 MB. With a smaller N (a small
+machine) the times should scale linearly with N.
 
 Times come from `time.perf_counter` (CPU times from `time.process_time`). The last line printed is
-`ratio: <rebuild events/s ÷ raw library events/s>`.
+`ratio: <rebuild events/s ÷ raw library events/s>` (medians of the wall times).
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,7 +86,7 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from record_acts import LIBRARY_DECODING
+from record_acts import spread
 
 from domain.application import Tramita
 from infrastructure.persistence import persistence_env
@@ -256,7 +258,7 @@ def peak_rss_kib() -> int:
 
 def measure_raw(database_url: str, batch_size: int) -> dict[str, Any]:
     """Read the whole log in batches and decode every notification as the bare library does; nothing else."""
-    app = open_app(database_url, LIBRARY_DECODING)
+    app = open_app(database_url)
     try:
         recorder, mapper = app.recorder, app.mapper
         count, position = 0, 0
@@ -343,14 +345,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=REBUILD_BATCH_SIZE,
                         help="notifications per batch, for the rebuild and the raw read "
                              f"(default {REBUILD_BATCH_SIZE}, the CLI's rebuild batch)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="rounds of the two measurements, the fastest of each kept (default 1)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of the measurements, the two sides alternating first (default 3, at least 2)")
     parser.add_argument("--measure", choices=tuple(MEASUREMENTS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.events < 1:
         parser.error("--events must be at least 1")
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    if args.repeat < 2:
+        parser.error("--repeat must be at least 2 (each side is timed at least twice)")
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
     if args.database_url is not None and not args.database_url.startswith(
@@ -371,39 +373,47 @@ def peak(run: dict[str, Any]) -> str:
     return f"{mb(run['peak_rss_kib'])} (start-up before it: {mb(run['start_peak_rss_kib'])})"
 
 
-def fastest(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    return min(runs, key=lambda run: run["seconds"])
+def median_of(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
+
+
+def spreads(runs: list[dict[str, Any]]) -> str:
+    """The runs' wall and CPU seconds, each as min-median-max."""
+    return (f"{spread([run['seconds'] for run in runs], digits=3)} s, CPU "
+            f"{spread([run['cpu_seconds'] for run in runs], digits=3)} s")
 
 
 def rate(events: int, seconds: float) -> float:
     return events / seconds if seconds else math.inf
 
 
-def report(store: str, batch_size: int, rounds: int, log: Generated, raw: dict[str, Any], rebuild: dict[str, Any],
-           memory: dict[str, Any], amendment: dict[str, Any]) -> None:
-    """The table; `raw` and `rebuild` are the fastest runs, `memory` the rebuild run with the highest peak RSS."""
-    raw_rate, rebuild_rate = rate(raw["events"], raw["seconds"]), rate(rebuild["events"], rebuild["seconds"])
-    cpu_ratio = rate(rebuild["events"], rebuild["cpu_seconds"]) / rate(raw["events"], raw["cpu_seconds"])
-    print(f"store: {store}, batch size: {batch_size}, projections: {', '.join(PROJECTIONS)}"
-          + (f", fastest of {rounds} rounds" if rounds > 1 else ""))
-    print(f"events: {log.events} ({log.real_events} recorded through the domain by the demo seed "
+def report(store: str, batch_size: int, rounds: int, log: Generated, raws: list[dict[str, Any]],
+           rebuilds: list[dict[str, Any]], scans: list[dict[str, Any]]) -> None:
+    """The table: each side's times over the rounds, the memory of the rebuild run with the highest peak RSS."""
+    events = log.events
+    raw_rate, rebuild_rate = rate(events, median_of(raws, "seconds")), rate(events, median_of(rebuilds, "seconds"))
+    cpu_ratio = median_of(raws, "cpu_seconds") / median_of(rebuilds, "cpu_seconds")
+    memory = max(rebuilds, key=lambda run: run["peak_rss_kib"])
+    print(f"store: {store}, batch size: {batch_size}, projections: {', '.join(PROJECTIONS)}, {rounds} rounds, "
+          "the two sides alternating first, each run in a fresh process; times min-median-max")
+    print(f"events: {events} ({log.real_events} recorded through the domain by the demo seed "
           f"and the long case, {log.real_case_events} of them in {log.real_cases} cases; {log.copied_events} copied "
           f"from those cases' stored events as {log.copies} cases with new ids, {OPEN_COPIES} open at a time, "
           f"interleaved); generated in {log.seconds:.1f} s")
-    print(f"raw library: {raw['events']} notifications read and decoded in {raw['seconds']:.3f} s "
-          f"({raw['cpu_seconds']:.3f} s CPU; peak RSS {peak(raw)})")
+    print(f"raw library (same decoder as the rebuild): {events} notifications read and decoded in {spreads(raws)}; "
+          f"peak RSS {peak(max(raws, key=lambda run: run['peak_rss_kib']))}")
     print(f"raw library events/s: {raw_rate:.1f}")
-    print(f"rebuild: {rebuild['events']} notifications in {rebuild['seconds']:.3f} s "
-          f"({rebuild['cpu_seconds']:.3f} s CPU), {rebuild['case_rows']} case rows (one per case in the log)")
+    print(f"rebuild: {events} notifications in {spreads(rebuilds)}, {rebuilds[0]['case_rows']} case rows (one per "
+          "case in the log)")
     print(f"rebuild events/s: {rebuild_rate:.1f}")
     print(f"rebuild peak RSS: {peak(memory)} (goal: flat, < 200 MB)")
     print("rebuild RSS: " + ", ".join(f"{label} {mb(kib)}" for label, kib in memory["samples"])
           + f"; highest after any batch {mb(memory['highest_sampled_kib'])}")
-    scan_rate = rate(amendment["events"], amendment["seconds"])
-    print(f"amendment scan (what an amendment of the statute reads first): {amendment['events']} events in "
-          f"{amendment['seconds']:.3f} s, {amendment['versions']} rule versions found; {scan_rate:.1f} events/s, "
+    scan_rate = rate(events, median_of(scans, "seconds"))
+    print(f"amendment scan (what an amendment of the statute reads first): {events} events in {spreads(scans)}, "
+          f"{scans[0]['versions']} rule versions found; {scan_rate:.1f} events/s, "
           f"{1_000_000 / scan_rate:.1f} s per million events; {scan_rate / raw_rate:.2f} of the raw library's rate")
-    print(f"ratio of CPU times (less sensitive to other load on the machine): {cpu_ratio:.4f}")
+    print(f"ratio of the CPU medians (less moved by other load on the machine): {cpu_ratio:.4f}")
     print("ratio goal: >= 0.5")
     print(f"ratio: {rebuild_rate / raw_rate:.4f}")
 
@@ -418,17 +428,16 @@ def main(argv: list[str] | None = None) -> None:
         store = url.split(":", 1)[0] + ("" if args.database_url else " (temporary file)")
         log = generate(url, args.events)
         raws, rebuilds, scans = [], [], []
-        for _round in range(args.repeat):
-            raws.append(in_child("raw", url, args.batch_size))
-            rebuilds.append(in_child("rebuild", url, args.batch_size))
+        for n in range(args.repeat):  # the first of the two compared sides takes turns
+            for kind in ("raw", "rebuild") if n % 2 == 0 else ("rebuild", "raw"):
+                (raws if kind == "raw" else rebuilds).append(in_child(kind, url, args.batch_size))
             scans.append(in_child("amendment", url, args.batch_size))
     for run in raws + rebuilds + scans:
         if run["events"] != log.events:
             raise SystemExit(f"the log holds {log.events} events but a measurement read {run['events']}")
         if run.get("case_rows", log.cases) != log.cases:
             raise SystemExit(f"the rebuild projected {run['case_rows']} cases, the log holds {log.cases}")
-    hungriest = max(rebuilds, key=lambda run: run["peak_rss_kib"])
-    report(store, args.batch_size, args.repeat, log, fastest(raws), fastest(rebuilds), hungriest, fastest(scans))
+    report(store, args.batch_size, args.repeat, log, raws, rebuilds, scans)
 
 
 if __name__ == "__main__":
