@@ -52,9 +52,9 @@ a factor of two. Each side's wall and CPU seconds are printed as min-median-max 
 are those of the medians. The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild
 so that the child's start-up (imports, the statute, the connection pool) does not count; the start-up's own
 peak is shown beside it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from
-/proc/self/status, which is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the
-parent's own peak, the generation's, which ru_maxrss would report whenever it is the larger); elsewhere it is
-ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
+/proc/self/status, which is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the
+parent at exec (the parent's own peak, the generation's, which ru_maxrss would report whenever it is the
+larger); elsewhere it is ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
 rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports: the events read), and
 after every transaction (the highest is shown), to show whether it stays flat.
 
