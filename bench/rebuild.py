@@ -54,9 +54,9 @@ so that the child's start-up (imports, the statute, the connection pool) does no
 peak is shown beside it. On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from
 /proc/self/status, which is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the
 parent at exec (the parent's own peak, the generation's, which ru_maxrss would report whenever it is the
-larger); elsewhere it is ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the
-rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports: the events read), and
-after every transaction (the highest is shown), to show whether it stays flat.
+larger); elsewhere it is ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is
+also sampled before the rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports:
+the events read), and after every transaction (the highest is shown), to show whether it stays flat.
 
 The goals: ratio >= 0.5, peak RSS (the highest of the rounds) flat and < 200 MB. With a smaller N (a small
 machine) the times should scale linearly with N.
