@@ -3,7 +3,7 @@
 The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
 `audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `subscriptions` (subscription),
 `statute` (amend, show), `documents` (documents expire),
-`processes` (serve, up, scheduler). Importing this module
+`processes` (serve, up, scheduler), `witness` (witness keys, witness serve). Importing this module
 imports no command's dependencies, so `tramita --help` is quick.
 """
 
@@ -156,6 +156,23 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--bind", default="127.0.0.1:8000")
     up.add_argument("--workers", type=int, default=2)
     up.set_defaults(run=_lazy("processes", "cmd_up"))
+    witness = commands.add_parser("witness", help="the witness that cosigns the log's checkpoints (C2SP "
+                                     "tlog-witness)")
+    witness_commands = witness.add_subparsers(dest="witness_command", required=True)
+    witness_keys = witness_commands.add_parser("keys", help="the witness's key (TRAMITA_WITNESS_KEY)")
+    witness_key_commands = witness_keys.add_subparsers(dest="witness_keys_command", required=True)
+    witness_init = witness_key_commands.add_parser("init", help="make the witness's Ed25519 key (file created 0600)")
+    witness_init.add_argument("--name", help="the witness's name (default TRAMITA_WITNESS_NAME or "
+                              "localhost/tramita-witness)")
+    witness_init.set_defaults(run=_lazy("witness", "cmd_witness_keys_init"))
+    witness_key_commands.add_parser("show", help="print the witness's verifier key").set_defaults(
+        run=_lazy("witness", "cmd_witness_keys_show"))
+    witness_serve = witness_commands.add_parser("serve", help="serve add-checkpoint on the witness's own store "
+                                                "(TRAMITA_WITNESS_DATABASE_URL)")
+    witness_serve.add_argument("--bind", default="127.0.0.1:8090", help="HOST:PORT (default 127.0.0.1:8090)")
+    witness_serve.add_argument("--log-key", action="append", required=True, metavar="VKEY",
+                               help="the verifier key of a log it witnesses (or a file holding it); repeatable")
+    witness_serve.set_defaults(run=_lazy("witness", "cmd_witness_serve"))
     scheduler = commands.add_parser("scheduler", help="raise deadline alerts (JSON lines on stdout) until SIGTERM")
     scheduler.add_argument("--once", action="store_true", help="lead, scan once and exit (for cron)")
     scheduler.add_argument("--cron", help="crontab line of the scans (default TRAMITA_SCHEDULER_CRON, */15 * * * *)")

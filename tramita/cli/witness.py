@@ -1,0 +1,68 @@
+"""`tramita witness keys init|show` and `tramita witness serve`: the witness service a Tribunal de Contas or a
+Ministério Público runs beside (never inside) the log's deployment (audit/witness_service.py), served by gunicorn
+through its documented Custom Application, as `tramita serve` is (tramita/serve.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+DEFAULT_DATABASE_URL = "sqlite:///var/witness.sqlite"
+
+
+def cmd_witness_keys_init(args: argparse.Namespace) -> int:
+    """Make the witness's Ed25519 key (0600) and print its verifier key."""
+    from audit.witness_keys import DEFAULT_NAME, create_witness_key, witness_key_path
+
+    path = witness_key_path(os.environ)
+    cosigner = create_witness_key(path, args.name or os.environ.get("TRAMITA_WITNESS_NAME", "") or DEFAULT_NAME)
+    print(f"chave da testemunha gravada em {path} (modo 0600). Chave de verificação, para o registro "
+          "(TRAMITA_WITNESSES) e para os auditores (--witness-key):")
+    print(cosigner.verifier)
+    return 0
+
+
+def cmd_witness_keys_show(args: argparse.Namespace) -> int:
+    """Print the witness's verifier key (C2SP vkey, type 0x04)."""
+    from audit.witness_keys import load_witness_key, witness_key_path
+
+    print(load_witness_key(witness_key_path(os.environ)).verifier)
+    return 0
+
+
+def build_witness(log_keys: list[str]):  # noqa: ANN201
+    """The witness from the environment (its key, its store) and the logs' keys given by --log-key."""
+    from audit.keys import parse_verifier
+    from audit.witness_keys import load_witness_key, witness_key_path
+    from audit.witness_service import Witness, WitnessStore, sqlite_path
+
+    url = os.environ.get("TRAMITA_WITNESS_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL
+    logs = [parse_verifier(key, "--log-key") for key in log_keys]
+    return Witness(WitnessStore(sqlite_path(url)), load_witness_key(witness_key_path(os.environ)), logs)
+
+
+def cmd_witness_serve(args: argparse.Namespace) -> int:
+    """Check the configuration (key, store, log keys) now, then serve until SIGTERM / Ctrl-C."""
+    from gunicorn.app.base import BaseApplication
+
+    from tramita.serve import OPTIONAL
+
+    witness = build_witness(args.log_key)  # refuse a bad configuration before forking
+    print(f"testemunha {witness.cosigner.verifier} acompanhando: {', '.join(witness.logs)}", file=sys.stderr)
+
+    class WitnessServer(BaseApplication):
+        def load_config(self) -> None:
+            settings = {"bind": args.bind, "workers": 1, "worker_class": "gthread", "threads": 4, "timeout": 30,
+                        "accesslog": "-", "proc_name": "tramita-witness", "preload_app": False, **OPTIONAL}
+            for key, value in settings.items():
+                if key in self.cfg.settings:
+                    self.cfg.set(key, value)
+
+        def load(self):  # noqa: ANN202 - gunicorn's hook, in the worker after the fork
+            from audit.witness_service import wsgi_app
+
+            return wsgi_app(build_witness(args.log_key))
+
+    WitnessServer().run()
+    return 0
