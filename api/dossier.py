@@ -5,13 +5,15 @@ process. The view asks the audit service for the dossier's data (audit/dossier.p
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from flask import Response, current_app
 from flask_smorest import Blueprint
 
-from api.dossier_pdf import RETRY_AFTER, Busy, Renderer
+from api.dossier_pdf import RETRY_AFTER, Attached, Busy, Renderer
 from api.errors import Problem
 from api.http import errors_doc, settings
+from audit.documents import EXTENSIONS, DocumentAlteredError
 from audit.dossier import fingerprint
 from projections.queries import case_deadlines
 
@@ -32,7 +34,7 @@ def case_dossier(case_ref: str) -> Response:
     dossier = current_app.extensions["tramita.audit"].dossier(case_ref, due_soon_days=settings()["due_soon_days"],
                                                                     deadlines=case_deadlines)
     try:
-        pdf = current_app.extensions["tramita.dossier"].pdf(dossier, fingerprint(dossier))
+        pdf = current_app.extensions["tramita.dossier"].pdf(dossier, fingerprint(dossier), files=attached(dossier))
     except Busy:
         raise Problem(503, "outro dossiê está sendo gerado por este processo; tente de novo em alguns segundos "
                       "(another dossier is being rendered)", kind="dossier-busy",
@@ -40,3 +42,28 @@ def case_dossier(case_ref: str) -> Response:
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", dossier["case"]["number"]) + ".pdf"
     return Response(pdf, mimetype="application/pdf",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+def attached(dossier: dict[str, Any]) -> list[Attached]:
+    """The documents the case's acts attach, with their stored bytes, once each (first citing act), to go inside
+    the PDF/A. One whose stored bytes were altered or removed is left out (reading it raised the store's alarm);
+    the dossier's table says it is not attached."""
+    documents = current_app.extensions.get("tramita.documents")
+    found: dict[str, Attached] = {}
+    for row in dossier["documents"]:
+        digest = row["sha256"]
+        if documents is None or not digest or digest in found:
+            continue
+        try:
+            stored = documents.store.read(digest)
+        except DocumentAlteredError:
+            continue
+        if stored is None:
+            continue
+        described, content = stored
+        name = re.sub(r"[^\w.]+", "-", row["reference"] or digest[:16]).strip("-")
+        extension = "." + EXTENSIONS.get(described.type, "bin")
+        found[digest] = Attached(sha256=digest, name=name if name.endswith(extension) else name + extension,
+                                 media_type=described.type, content=content,
+                                 cited_by=f"{row['label']} (evento {row['sequence']})")
+    return list(found.values())

@@ -4,9 +4,11 @@ Cost. WeasyPrint lays out a page in memory before it writes it, at some millisec
 per table row; a whole 1,000-event case laid out at once would hold every page's boxes together. So the dossier
 is rendered in parts of at most PART_ROWS rows (the cover; the timeline, the deadlines and the documents in
 slices; the verification), each laid out, written to PDF bytes and let go before the next: the memory a
-rendering holds is one part's layout plus the finished bytes, whatever the case's length. The pages are then
-joined with pypdf, and the footer ("LC35-… · página x de y", which needs the total) is laid out once for all
-pages, as nearly empty pages, and stamped onto them.
+rendering holds is one part's layout plus the finished bytes, whatever the case's length. Each part numbers its
+sheets on from the previous part's last (`fls. N`, a CSS page counter reset on its first page), and the pages
+are joined with pypdf after the first part's, whose catalogue carries the PDF/A-3b identification and the
+attached documents for the whole file. The parts are not tagged: a structure tree would describe one part's
+pages only, and a joined file would claim a structure it does not have.
 
 Abuse. Rendering costs CPU for seconds on a long case, so each process renders at most RENDERS dossiers at
 once; a request that finds them all busy is answered 503 with `Retry-After` at once rather than holding one of
@@ -20,14 +22,17 @@ from __future__ import annotations
 import io
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
-from api.i18n import compiled_catalogue
+from api.dossier_words import Words
 
+#: The PDF variant written: PDF/A-3b, the archival PDF that may carry other files (the acts' documents) inside.
+PDF_VARIANT = "pdf/a-3b"
 #: Rows (events, deadlines, documents) laid out in one part at most.
 PART_ROWS = 200
 #: Dossiers one process renders at once; one more is answered 503.
@@ -37,79 +42,26 @@ RETRY_AFTER = 5
 #: Bytes of finished PDFs a process keeps for dossiers asked again with unchanged data.
 CACHE_BYTES = 32 * 1024 * 1024
 
-KINDS = {
-    "creation": "criação de Município", "incorporation": "incorporação de Município",
-    "fusion": "fusão de Municípios", "dismemberment": "desmembramento de Município",
-    "district_creation": "criação de Distrito", "district_suppression": "supressão de Distrito",
-    "extinction": "extinção de Município",
-}
-STAGES = {
-    "petition-filed": "petição protocolada", "instruction": "instrução (requisições e apurações)",
-    "requirements-met": "requisitos atendidos", "plebiscite-dispensed": "plebiscito dispensado",
-    "plebiscite-decreed": "plebiscito decretado", "plebiscite-scheduled": "plebiscito marcado pelo TRE",
-    "result-homologated": "resultado homologado", "result-communicated": "resultado comunicado",
-    "result-registered": "resultado registrado em plenário", "bill-drafted": "projeto de lei elaborado",
-    "law-enacted": "lei promulgada", "administrator-appointed": "Administrador escolhido",
-    "installed": "Município instalado", "concluded": "concluído", "archived": "arquivado",
-}
-#: What the cover says of a case whose stored events do not all decode.
-UNREADABLE = "ilegível: um evento armazenado não pode ser lido (ver a verificação)"
-DEADLINE_STATUSES = {
-    "open": "em aberto", "due-soon": "vence em breve", "missed": "descumprido",
-    "met-on-time": "cumprido no prazo", "met-late": "cumprido com atraso", "ended": "encerrado com o arquivamento",
-}
+
+@dataclass(frozen=True)
+class Attached:
+    """A document the dossier carries inside it: its bytes, as an act attached them, and the act citing it."""
+
+    sha256: str
+    name: str
+    media_type: str
+    content: bytes
+    cited_by: str
 
 
-class Words:
-    """The Portuguese words the template shows for the data's identifiers, dates and verdict."""
+@dataclass(frozen=True)
+class Seal:
+    """What every sheet prints so that a paper copy can be checked: the verification code, the public page's URL,
+    and that URL as a QR code (an SVG image's `data:` URL)."""
 
-    @staticmethod
-    def kind(kind: str | None) -> str:
-        return UNREADABLE if kind is None else KINDS.get(kind, kind)
-
-    @staticmethod
-    def stage(stage: str | None) -> str:
-        return UNREADABLE if stage is None else STAGES.get(stage, stage)
-
-    @staticmethod
-    def day(iso: str | None) -> str:
-        if not iso:
-            return "—"
-        year, month, day = iso[:10].split("-")
-        return f"{day}/{month}/{year}"
-
-    @staticmethod
-    def moment(iso: str | None) -> str:
-        """A recorded moment in UTC, to the second (`2026-11-30 15:00:00 UTC`)."""
-        if not iso:
-            return "—"
-        moment = datetime.fromisoformat(iso)
-        if moment.utcoffset() is not None:
-            moment = (moment - moment.utcoffset()).replace(tzinfo=None)
-        return moment.strftime("%Y-%m-%d %H:%M:%S") + " UTC"
-
-    @staticmethod
-    def deadline(row: dict[str, Any]) -> str:
-        words = DEADLINE_STATUSES.get(row["status"], row["status"])
-        if row["status"] == "met-late" and row.get("days_late"):
-            words += f" ({row['days_late']} dias)"
-        if row["status"] == "missed" and row.get("days_overdue"):
-            words += f" (há {row['days_overdue']} dias)"
-        return words
-
-    @staticmethod
-    def said(message: str) -> str:
-        """What the domain states in English (an open impediment), in Portuguese from the catalogue."""
-        return compiled_catalogue("pt_BR").gettext(message)
-
-    @staticmethod
-    def verdict(report: dict[str, Any]) -> str:
-        if report["ok"]:
-            return ("a cadeia de hashes confere do primeiro ao último evento, e cada evento está sob o checkpoint "
-                    "assinado ou traz assinatura válida da implantação.")
-        if report.get("reason"):
-            return f"a cadeia não confere a partir do evento {report.get('first_bad_version')}: {report['reason']}."
-        return "há achados: " + "; ".join(f["message"] for f in report.get("findings", [])) + "."
+    code: str
+    url: str
+    qr: str
 
 
 _TEMPLATES = Environment(loader=PackageLoader("api", "templates"), autoescape=select_autoescape(["html"]),
@@ -119,7 +71,7 @@ _TEMPLATES = Environment(loader=PackageLoader("api", "templates"), autoescape=se
 def parts(dossier: dict[str, Any], rows_per_part: int = PART_ROWS) -> Iterator[dict[str, Any]]:
     """The dossier cut into parts of at most `rows_per_part` rows: the cover, the sections' slices, the
     verification (a section's later slices are `continued`)."""
-    yield {"cover": True, "pieces": [], "verification": False}
+    yield {"cover": True, "pieces": [], "verification": False, "closing": False}
     pieces: list[dict[str, Any]] = []
     room = rows_per_part
     for section in ("timeline", "deadlines", "documents"):
@@ -131,60 +83,73 @@ def parts(dossier: dict[str, Any], rows_per_part: int = PART_ROWS) -> Iterator[d
             start += len(taken)
             room -= max(len(taken), 1)
             if room <= 0:
-                yield {"cover": False, "pieces": pieces, "verification": False}
+                yield {"cover": False, "pieces": pieces, "verification": False, "closing": False}
                 pieces, room = [], rows_per_part
             if start >= len(rows):
                 break
-    yield {"cover": False, "pieces": pieces, "verification": True}
+    yield {"cover": False, "pieces": pieces, "verification": True, "closing": False}
+    yield {"cover": False, "pieces": [], "verification": False, "closing": True}
 
 
-def html_of(dossier: dict[str, Any], part: dict[str, Any]) -> str:
+def html_of(dossier: dict[str, Any], part: dict[str, Any], *, first_sheet: int = 1, seal: Seal | None = None,
+            files: Sequence[Attached] = (), signed: bool = False) -> str:
+    """One part as HTML: its sheets numbered from `first_sheet` (`fls. N`), each sheet with the seal's code."""
     return _TEMPLATES.get_template("dossier.html").render(dossier=dossier, case=dossier["case"], part=part,
-                                                          words=Words)
+                                                          words=Words, first_sheet=first_sheet, seal=seal,
+                                                          files={f.sha256: f for f in files}, signed=signed,
+                                                          names=dossier.get("names", {}), css=css_text)
 
 
-FOOTER = """<!doctype html><html lang="pt-BR"><head><meta charset="utf-8"><style>
-@page {{ size: A4; margin: 18mm 14mm 20mm 14mm;
-  @bottom-center {{ content: "Processo {number} · página " counter(page) " de " counter(pages);
-                   font-family: "DejaVu Sans", sans-serif; font-size: 7.5pt; color: #333; }} }}
-div {{ break-after: page; height: 1pt; }} div:last-child {{ break-after: auto; }}
-</style></head><body>{pages}</body></html>"""
-
-
-def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS) -> bytes:
-    """The dossier's PDF: each part laid out and written on its own, then joined and footed."""
+def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS, *, files: Sequence[Attached] = (),
+           seal: Seal | None = None, signed: bool = False) -> bytes:
+    """The dossier's PDF/A-3b: each part laid out and written on its own, its sheets numbered on from the last
+    part's, then the parts' pages joined after the first part's, which carries the attached documents and the
+    PDF/A identification (output intent, XMP metadata) for the whole file."""
     from pypdf import PdfReader, PdfWriter
     from weasyprint import HTML
 
-    written = []
+    written, sheet = [], 1
     for part in parts(dossier, rows_per_part):
-        document = HTML(string=html_of(dossier, part)).render()
-        written.append(document.write_pdf())
+        html = html_of(dossier, part, first_sheet=sheet, seal=seal, files=files, signed=signed)
+        document = HTML(string=html).render()
+        sheet += len(document.pages)
+        embedded = [_attachment(f, dossier["generated_at"]) for f in files] if part["cover"] else []
+        written.append(document.write_pdf(pdf_variant=PDF_VARIANT, attachments=embedded))
         del document  # let the part's layout go before the next is laid out
-    readers = [PdfReader(io.BytesIO(pdf)) for pdf in written]
-    total = sum(len(reader.pages) for reader in readers)
-    number = _css_string(dossier["case"]["number"])
-    footer = PdfReader(io.BytesIO(HTML(string=FOOTER.format(number=number, pages="<div></div>" * total))
-                                  .write_pdf()))
-    writer = PdfWriter()
-    index = 0
-    for reader in readers:
-        for page in reader.pages:
-            joined = writer.add_page(page)  # pypdf merges onto a page of a writer
-            joined.merge_page(footer.pages[index])
-            joined.compress_content_streams()  # merging leaves the page's drawing uncompressed
-            index += 1
-    number = dossier["case"]["number"]
-    writer.add_metadata({"/Title": f"Dossiê do processo {number}", "/Subject": "LC 35/1991 (Acre)",
-                         "/Creator": "tramita"})
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(written[0])))
+    _once_each(writer.root_object)
+    for pdf in written[1:]:
+        for page in PdfReader(io.BytesIO(pdf)).pages:
+            writer.add_page(page)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
 
 
-def _css_string(text: str) -> str:
+def _once_each(catalog: Any) -> None:
+    """The catalogue's associated files (/AF) each listed once: WeasyPrint 70 lists an attachment's file
+    specification twice (once from the name tree, once from its objects)."""
+    from pypdf.generic import ArrayObject, NameObject
+
+    if "/AF" in catalog:
+        seen = {(ref.idnum, ref.generation): ref for ref in catalog["/AF"]}
+        catalog[NameObject("/AF")] = ArrayObject(seen.values())
+
+
+def css_text(text: str) -> str:
     """Text inside a CSS string (and so inside an HTML <style>): quotes, backslashes and tags escaped."""
-    return "".join(c if c.isalnum() or c in " -_./" else f"\\{ord(c):x} " for c in text)
+    return "".join(c if c.isalnum() or c in " -_./:" else f"\\{ord(c):x} " for c in text)
+
+
+def _attachment(file: Attached, generated_at: str) -> Any:
+    """A document as an associated file of the PDF/A-3 (relationship Source: the act's own document), its
+    description naming the act that cites it and its SHA-256, which a reader checks against the bytes."""
+    from weasyprint import Attachment
+
+    moment = datetime.fromisoformat(generated_at)
+    return Attachment(file_obj=io.BytesIO(file.content), name=file.name, created=moment, modified=moment,
+                      description=f"{file.cited_by} · SHA-256 {file.sha256} · {file.media_type}",
+                      relationship="Source")
 
 
 class Busy(Exception):
@@ -200,7 +165,8 @@ class Renderer:
         self._cached_bytes, self._cache_limit = 0, cache_bytes
         self._lock = threading.Lock()
 
-    def pdf(self, dossier: dict[str, Any], fingerprint: str) -> bytes:
+    def pdf(self, dossier: dict[str, Any], fingerprint: str, *, files: Sequence[Attached] = (),
+            seal: Seal | None = None) -> bytes:
         with self._lock:
             if fingerprint in self._cache:
                 self._cache.move_to_end(fingerprint)
@@ -208,7 +174,7 @@ class Renderer:
         if not self._slots.acquire(blocking=False):
             raise Busy
         try:
-            pdf = render(dossier)
+            pdf = render(dossier, files=files, seal=seal)
         finally:
             self._slots.release()
         self._keep(fingerprint, pdf)

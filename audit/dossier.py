@@ -50,6 +50,7 @@ CONSEQUENCE_LABELS = {
     "DeadlineMissed": "prazo descumprido",
     "RequirementsLapsed": "requisitos deixaram de ser atendidos",
     "CaseConcluded": "conclusão do processo",
+    "DocumentsAttached": "anexação de documentos",
 }
 
 
@@ -74,16 +75,22 @@ def gather(audit: Any, case_ref: str, *, due_soon_days: int, deadlines: Deadline
     today = app.today()
     labels = _act_labels(app.statute, case.kind, case.opened_on)
     rows = [_event_row(event, labels) for event in events]
+    for before, row in zip(rows, rows[1:]):  # the files an act attaches are recorded right after it
+        if row["type"].endswith("DocumentsAttached"):
+            row["label"] = f"anexação de documentos ao ato: {before['label']}"
     checkpoint = audit.log.checkpoint() if audit.log.exists() else None
     key = audit.signer or audit.verifier
+    cover = _cover(app, case)
+    shown = [_deadline(d) for d in deadlines(case, today=today, due_soon_days=due_soon_days)]
     return {
-        "case": _cover(app, case),
+        "case": cover,
         "generated_at": app.clock().isoformat(),
         "today": today.isoformat(),
         "origin": key.name if key is not None else None,
         "signed_deployment": audit.signer is not None,
         "events": rows,
-        "deadlines": [_deadline(d) for d in deadlines(case, today=today, due_soon_days=due_soon_days)],
+        "deadlines": shown,
+        "names": _names(app, cover, rows, shown),
         "documents": [document for event, row in zip(events, rows) for document in _documents(event, row)],
         "verdict": audit.verify_case(case.id),
         "checkpoint": _checkpoint(checkpoint),
@@ -103,7 +110,7 @@ def _unreadable(audit: Any, case_ref: str) -> dict[str, Any]:
             "impediments": []}
     return {"case": case, "generated_at": audit.app.clock().isoformat(), "today": audit.app.today().isoformat(),
             "origin": key.name if key is not None else None, "signed_deployment": audit.signer is not None,
-            "events": [], "deadlines": [], "documents": [], "verdict": verdict,
+            "events": [], "deadlines": [], "documents": [], "names": {}, "verdict": verdict,
             "checkpoint": _checkpoint(checkpoint)}
 
 
@@ -156,6 +163,20 @@ def _cover(app: Any, case: Case) -> dict[str, Any]:
             "proposed_name": _text(case.proposed_name), "district": _text(case.district), "territories": territories,
             "impediments": [{"article": _text(i.get("article")), "message": _text(i.get("message"))}
                             for i in case.impediments_on(app.statute, app.today())]}
+
+
+def _names(app: Any, cover: dict[str, Any], rows: list[dict[str, Any]],
+           deadlines: list[dict[str, Any]]) -> dict[str, str]:
+    """The municipalities the dossier names by code (the territories, the acting bodies', a deadline's origin),
+    code -> name, so that the case file says them by name; a code the registry cannot name is left out."""
+    names = {t["code"]: t["name"] for t in cover["territories"] if t["name"]}
+    codes = {row["municipality"] for row in rows} | {d.get("municipality") for d in deadlines}
+    codes |= {str(d.get("deadline") or "").partition(":")[2] for d in deadlines}
+    for code in sorted(c for c in codes if c and c not in names):
+        name = _name(app, code)
+        if name:
+            names[code] = name
+    return names
 
 
 def _name(app: Any, code: str) -> str | None:

@@ -6,7 +6,9 @@ pages are numbered as one; a process busy rendering answers 503 instead of queue
 from __future__ import annotations
 
 import io
-from datetime import date, timedelta
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from pypdf import PdfReader
@@ -15,7 +17,9 @@ from api.dossier_pdf import PART_ROWS, parts, render
 from audit.notes import Signer, open_checkpoint
 from domain.demo import DOCUMENTS_1991, GUIOMARD, PLACIDO, attachment_name
 from domain.lifecycle import act_catalogue
-from tests.api_client import ApiHarness
+from api.dossier_words import Words
+from audit.dossier import CONSEQUENCE_LABELS
+from tests.api_client import ApiHarness, Clock
 from tests.test_api_walk import open_1991_petition
 from tests.test_chain import StoredEvents
 from audit.demo_files import demo_files, described, seed_demo_with_documents
@@ -24,13 +28,30 @@ from projections.queries import case_deadlines
 ORIGIN = "tramita.test/acre"
 
 
+@dataclass
+class TickingClock(Clock):
+    """A clock that moves `step` at each reading while the demo is recorded (so that its events are recorded at
+    different times, across midnight in UTC and in Rio Branco), then stands still once `step` is None."""
+
+    now: datetime = datetime(2026, 11, 30, 3, 40, tzinfo=timezone.utc)
+    step: timedelta | None = timedelta(minutes=7, seconds=13)
+
+    def __call__(self) -> datetime:
+        if self.step is not None:
+            self.now += self.step
+        return self.now
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    """The demo (with its illustrative documents) on a signed SQLite deployment, projected, with a checkpoint
-    signed over all of it."""
-    harness = ApiHarness(f"sqlite:///{tmp_path_factory.mktemp('dossier') / 'tramita.sqlite'}",
-                         signer=Signer.generate(ORIGIN))
+    """The demo (with its illustrative documents) on a signed SQLite deployment, its events recorded at times
+    minutes apart, projected, with a checkpoint signed over all of it."""
+    folder = tmp_path_factory.mktemp("dossier")
+    clock = TickingClock()
+    harness = ApiHarness(f"sqlite:///{folder / 'tramita.sqlite'}", signer=Signer.generate(ORIGIN), clock=clock,
+                         config={"TRAMITA_SESSION_KEY": str(folder / "session.key")})
     seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
+    clock.step = None
     harness.projector.catch_up()
     harness.flask.extensions["tramita.audit"].sign_checkpoint()
     yield harness
@@ -79,11 +100,14 @@ def test_every_demo_case_renders_a_pdf_naming_its_number_every_act_and_the_signe
         events = demo.get(f"/cases/{number}/events").get_json()
         assert len(events) == case["version"]
         for event in events:
-            assert event["occurred_on"] in text and event["hash"] in solid, event["sequence"]
-            named = labels.get(event["type"].removeprefix("Case."), {event["type"]})
+            assert Words.day(event["occurred_on"]) in text and event["hash"] in solid, event["sequence"]
+            kind = event["type"].removeprefix("Case.")
+            named = labels.get(kind, {CONSEQUENCE_LABELS.get(kind, event["type"])})
             assert any(label in text for label in named), (event["type"], named)
+            assert kind not in text.replace("DocumentsAttached", "") or kind in CONSEQUENCE_LABELS
         for deadline in demo.get(f"/cases/{number}/deadlines").get_json():
-            assert deadline["rule"] in text and deadline["article"] in solid  # a long article id may wrap
+            assert "".join(Words.article(deadline["article"]).split()) in solid  # a long article may wrap
+            assert deadline["deadline"] not in text  # by what is due, never by its key
 
 
 def test_the_dossier_of_a_petition_lists_the_art_9_documents_it_cites(demo):
@@ -107,10 +131,35 @@ def test_the_dossier_of_the_1991_case_gives_the_sha256_of_each_document_its_acts
         assert "".join(attachment_name(reference).split()) in solid, reference
 
 
-def test_every_page_says_the_case_number_and_its_place_among_all_the_pages(demo):
+def test_every_sheet_is_numbered_as_a_case_file_s_folha_between_a_termo_de_abertura_and_de_encerramento(demo):
     pages = pdf_text(dossier_of(demo, "LC35-1991-0001").data)
     for number, page in enumerate(pages, start=1):
-        assert f"Processo LC35-1991-0001 · página {number} de {len(pages)}" in page
+        assert f"fls. {number}" in page and "Processo LC35-1991-0001" in page
+    assert "Termo de abertura" in pages[0] and "a partir de fls. 1" in pages[0]
+    assert "Termo de encerramento" in pages[-1]
+    assert f"às fls. {len(pages)}, contendo {len(pages)} folhas" in pages[-1]
+
+
+def test_every_event_of_the_1991_case_is_recorded_at_the_rio_branco_time_its_page_shows(demo):
+    """The case's page (in Rio Branco's time) and the dossier say the same time for each event, UTC beside it."""
+    from tests.test_pages import sign_in
+
+    client = demo.flask.test_client()
+    sign_in(client, demo.token("auditor"))
+    page = client.get("/processos/LC35-1991-0001").get_data(as_text=True)
+    shown = {int(n): " ".join(re.sub(r"<[^>]+>", " ", cells[3]).split())[:16]  # dd/mm/aaaa hh:mm, then a mark
+             for n, cells in ((m.group(1), re.findall(r"<td>(.*?)</td>", m.group(2), re.S))
+                              for m in re.finditer(r'<tr class="[^"]*" data-sequence="(\d+)"[^>]*>(.*?)</tr>',
+                                                   page, re.S))}
+    text = " ".join(pdf_text(dossier_of(demo, "LC35-1991-0001").data))
+    events = demo.get("/cases/LC35-1991-0001/events").get_json()
+    assert len(shown) == len(events) and len({shown[n] for n in shown}) > 10  # times that differ
+    for event in events:
+        recorded = datetime.fromisoformat(event["recorded_at"])
+        utc = recorded.astimezone(timezone.utc).strftime("%d/%m/%Y %H:%M:%S UTC")
+        row = f"{event['sequence']} {Words.day(event['occurred_on'])} {shown[event['sequence']]} "
+        assert row in text, (row, event["recorded_at"])
+        assert utc in text and shown[event["sequence"]][:16] != utc[:16]
 
 
 def test_a_case_longer_than_a_part_is_laid_out_in_parts_numbered_as_one_document(demo):
@@ -119,7 +168,7 @@ def test_a_case_longer_than_a_part_is_laid_out_in_parts_numbered_as_one_document
     assert len(dossier["events"]) > 10
     pages = pdf_text(render(dossier, rows_per_part=10))
     solid = "".join("".join(pages).split())
-    assert all(f"página {n} de {len(pages)}" in page for n, page in enumerate(pages, start=1))
+    assert all(f"fls. {n}" in page for n, page in enumerate(pages, start=1))
     positions = [solid.index(event["hash"]) for event in dossier["events"]]
     assert positions == sorted(positions)  # every event once, in the order of the case
 
@@ -128,7 +177,7 @@ def test_no_part_of_a_thousand_event_case_holds_more_than_a_parts_rows():
     rows = [{"sequence": n} for n in range(1, 1001)]
     dossier = {"events": rows, "deadlines": [{"deadline": "d"}] * 3, "documents": rows[:450]}
     cut = list(parts(dossier))
-    assert cut[0]["cover"] and cut[-1]["verification"]
+    assert cut[0]["cover"] and cut[-2]["verification"] and cut[-1]["closing"]
     assert all(sum(len(p["rows"]) for p in part["pieces"]) <= PART_ROWS for part in cut)
     timeline = [row for part in cut for p in part["pieces"] if p["section"] == "timeline" for row in p["rows"]]
     assert timeline == rows
@@ -218,6 +267,6 @@ def test_the_dossier_of_a_case_the_federal_gate_holds_states_the_impediment_in_p
     """CF art. 18 §4: the 2026 creation waits on the gate; its dossier's cover says so as its page does."""
     cover = pdf_text(dossier_of(demo, "LC35-2026-0003").data)[0]
     assert "Impedimentos em aberto" in cover
-    assert "cf-art-18-par-4: nenhuma lei complementar federal fixa o período para este ato" in cover
+    assert "CF, Art. 18, § 4: nenhuma lei complementar federal fixa o período para este ato" in cover
     assert "no federal complementary law" not in cover
     assert "Impedimentos em aberto" not in pdf_text(dossier_of(demo, "LC35-1991-0001").data)[0]
