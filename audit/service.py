@@ -21,6 +21,7 @@ from audit.receipts import ActReceipt, case_head_text, sign_receipt
 from audit.verdict import Finding, Verdict
 from audit.verify import verify_receipt, verify_store
 from audit.witness import Witness, WitnessError
+from audit.witness_cosign import CosigningWitness, collect, cosigned
 from domain import chain
 from domain.acts import Actor
 from domain.case import Case
@@ -57,17 +58,17 @@ class Audit:
         found = self.log.checkpoint()
         if found is None:
             raise NotSignedError("no checkpoint has been signed yet")
-        return _with_note(found)
+        return cosigned(self.log.store, _with_note(found))
 
     def checkpoint(self, size: int) -> StoredCheckpoint:
         found = self.log.checkpoint(size)
         if found is None:
             raise NotSignedError(f"no checkpoint of size {size} was signed")
-        return _with_note(found)
+        return cosigned(self.log.store, _with_note(found))
 
     def sign_checkpoint(self, log_line: Callable[..., None] | None = None) -> Signed:
         """Catch up the tree, sign it unless it contradicts a checkpoint signed before (TamperAlarm), and hand
-        every checkpoint a witness has not received yet to it."""
+        every checkpoint a witness has not received yet to it; a cosigning witness's refusal is a TamperAlarm."""
         if self.signer is None:
             raise NotSignedError("no signing key: set TRAMITA_SIGNING_KEY (make one with `tramita keys init`)")
         known = [note for witness in self.witnesses for _, note in witness.held()]
@@ -77,7 +78,11 @@ class Audit:
         except TamperAlarm as alarm:
             self.raise_tamper_alert(alarm)
             raise
-        self.deliver_to_witnesses(log_line)
+        refusals: list[str] = []
+        self.deliver_to_witnesses(log_line, refusals)
+        if refusals:
+            self.raise_tamper_alert(TamperAlarm(refusals))
+            raise TamperAlarm(refusals)
         return signed
 
     def raise_tamper_alert(self, alarm: TamperAlarm) -> None:
@@ -89,11 +94,18 @@ class Audit:
         self.app.raise_system_alert(AUDIT_ACTOR, kind="tamper-alarm", subject=f"audit-log:{digest}",
                                     message=message[:MAX_ALERT_MESSAGE])
 
-    def deliver_to_witnesses(self, log_line: Callable[..., None] | None = None) -> int:
-        """Hand each witness the checkpoints it has not received; return how many were delivered."""
+    def deliver_to_witnesses(self, log_line: Callable[..., None] | None = None,
+                             refusals: list[str] | None = None) -> int:
+        """Hand each witness the checkpoints it has not received; return how many were delivered. A cosigning
+        witness's refusals are added to `refusals` (audit/witness_cosign.py)."""
         delivered = 0
         verifier = self.signer.verifier if self.signer else self.verifier
         for witness in self.witnesses:
+            if isinstance(witness, CosigningWitness):
+                count, refused = collect(self.log, witness, self.app.clock, log_line)
+                delivered += count
+                (refusals if refusals is not None else []).extend(refused)
+                continue
             for checkpoint in self.log.unwitnessed(witness.name):
                 try:  # a stored note altered since it was signed is never handed over as the log's
                     open_checkpoint(checkpoint.note, verifier)  # type: ignore[arg-type]
@@ -214,7 +226,8 @@ class Audit:
         last = events[-1]
         head = (self.signer.sign_note(case_head_text(self.signer.name, case_id, last.originator_version, last.hash))
                 if self.signer else None)
-        yield {"checkpoint": latest.note if latest else None, "case_head": head, "not_yet_covered": uncovered}
+        closing = cosigned(self.log.store, latest).note if latest else None  # with the witnesses' cosignatures
+        yield {"checkpoint": closing, "case_head": head, "not_yet_covered": uncovered}
 
     # ------------------------------------------------------------------ the printable case file
 

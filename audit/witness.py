@@ -11,6 +11,9 @@ database cannot make the log forget what it signed.
 
 Each delivery is recorded (`audit_witnessed`), so a checkpoint signed while a witness was unreachable, or just
 before the process was killed, is handed over at the next signing or the scheduler's next start.
+
+Those two only keep what they are handed. The witnesses that check and cosign (`TRAMITA_WITNESSES`, C2SP
+tlog-witness) are audit/witness_cosign.py's, listed here with them.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from audit.witness_cosign import CosigningWitness, cosigning_witnesses_from
 from domain.errors import InvalidActError
 from domain.subscriptions import check_url
-
 from infrastructure.webhook import DeliveryError, post_signed
 
 #: Seconds a witness URL may take to answer, from connecting to the answer's status.
@@ -125,11 +129,12 @@ class UrlWitness:
         return []
 
 
-Witness = DirectoryWitness | UrlWitness
+Witness = DirectoryWitness | UrlWitness | CosigningWitness
 
 
 def witnesses_from(environ: Mapping[str, str]) -> list[Witness]:
-    """The witnesses configured by TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (each a comma-separated list)."""
+    """The witnesses configured by TRAMITA_WITNESS_DIR and TRAMITA_WITNESS_URL (each a comma-separated list),
+    and the cosigning ones of TRAMITA_WITNESSES."""
     found: list[Witness] = []
     for part in environ.get("TRAMITA_WITNESS_DIR", "").split(","):
         if part.strip():
@@ -142,4 +147,4 @@ def witnesses_from(environ: Mapping[str, str]) -> list[Witness]:
             except InvalidActError as refused:
                 raise ValueError(f"TRAMITA_WITNESS_URL: {url!r} is not an http:// or https:// URL: "
                                  f"{refused.message}") from None
-    return found
+    return [*found, *cosigning_witnesses_from(environ)]

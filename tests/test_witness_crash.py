@@ -40,8 +40,8 @@ def tramita(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 class WitnessProcess:
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.port, self.env, self.log = free_port(), env, tmp_path / "witness.log"
+    def __init__(self, tmp_path: Path, env: dict[str, str], log_key: str = str(LOG.verifier)) -> None:
+        self.port, self.env, self.log, self.log_key = free_port(), env, tmp_path / "witness.log", log_key
         self.process: subprocess.Popen | None = None
 
     @property
@@ -52,7 +52,7 @@ class WitnessProcess:
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "tramita", "witness", "serve", "--bind", f"127.0.0.1:{self.port}",
-                 "--log-key", str(LOG.verifier)], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **self.env},
+                 "--log-key", self.log_key], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **self.env},
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         wait_until_answers(self.url + "/", process=self.process, log=self.log)
 

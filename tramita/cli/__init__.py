@@ -64,6 +64,10 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("--all-signatures", action="store_true",
                         help="check every event's signature, also those a checkpoint covers")
     verify.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    verify.add_argument("--witness-key", action="append", metavar="VKEY",
+                        help="a witness's verifier key (or a file holding it) whose cosignature counts; repeatable")
+    verify.add_argument("--quorum", type=int, metavar="N", help="valid cosignatures the latest checkpoint needs "
+                        "from the --witness-key witnesses (default: all of them); exit 1 below it")
     verify.add_argument("--no-read-models", action="store_true",
                         help="do not check the read models against the events (the audit log only)")
     verify.set_defaults(run=_lazy("audit", "cmd_verify"))

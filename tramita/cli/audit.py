@@ -32,19 +32,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 0 if checked["ok"] else 1
     verdict = audit.verify(external=report.read_checkpoints(args.checkpoint or []),
                            all_signatures=args.all_signatures)
+    from tramita.cli.witness import check_quorum, quorum_lines
+
+    witnessed = check_quorum(audit, args.witness_key, args.quorum)  # None without --witness-key
     checked = None if args.no_read_models else check_and_keep(app, store)
     if args.json:
-        print(json.dumps({**verdict.as_dict(), **({"read_models": checked} if checked else {})},
-                         ensure_ascii=False, indent=2))
+        print(json.dumps({**verdict.as_dict(), **({"read_models": checked} if checked else {}),
+                          **({"witnesses": witnessed} if witnessed else {})}, ensure_ascii=False, indent=2))
     else:
         if checked is not None:  # first: the audit log's own report ends with its VERDICT line
             print("\n".join(read_model_lines(checked)))
+        if witnessed:
+            print("\n".join(quorum_lines(witnessed)))
         print(report.store_verdict(verdict))
         if checked is not None and not checked["ok"] and verdict.ok:
             _ = language().gettext
             print(_("VERDICT: the events are intact, but read models differ from them (above): `tramita rebuild` "
                     "repairs them"))
-    return 0 if verdict.ok and (checked is None or checked["ok"]) else 1
+    return 0 if verdict.ok and (checked is None or checked["ok"]) and (witnessed is None or witnessed["ok"]) else 1
 
 
 def language():  # noqa: ANN201
@@ -154,8 +159,8 @@ def cmd_rebuild_tree(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoint(args: argparse.Namespace) -> int:
-    """Sign a checkpoint of the log as it now stands and print it; refuse (exit 1) when it contradicts one
-    signed before."""
+    """Sign a checkpoint of the log as it now stands, collect the cosigning witnesses' cosignatures and print it
+    with them; refuse (exit 1) when it contradicts one signed before or a witness refuses it."""
     from audit.log import TamperAlarm
     from infrastructure.store import open_store
 
@@ -173,5 +178,5 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
     if not signed.new:
         print(f"the log has not grown since the checkpoint of size {signed.checkpoint.size} "
               f"(signed {signed.checkpoint.signed_at}):", file=sys.stderr)
-    print(signed.checkpoint.note, end="")
+    print(audit.checkpoint(signed.checkpoint.size).note, end="")  # with the witnesses' cosignatures
     return 0

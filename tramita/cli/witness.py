@@ -66,3 +66,51 @@ def cmd_witness_serve(args: argparse.Namespace) -> int:
 
     WitnessServer().run()
     return 0
+
+
+def check_quorum(audit, keys: list[str] | None, quorum: int | None) -> dict | None:  # noqa: ANN001
+    """`tramita verify --witness-key K ... --quorum N`: whether the log's latest checkpoint carries N valid
+    cosignatures from those witnesses (default N: all of them); None when no witness key was given."""
+    from audit.cosign import CosignError, CosignVerifier, cosignatures, quorum_problem
+    from audit.service import NotSignedError
+
+    if not keys:
+        if quorum:
+            raise ValueError("--quorum: give the witnesses' keys with --witness-key")
+        return None
+    try:
+        verifiers = [CosignVerifier.parse(_key_text(key)) for key in keys]
+    except CosignError as error:
+        raise ValueError(f"--witness-key: {error}") from None
+    needed = len(verifiers) if quorum is None else quorum
+    if not 1 <= needed <= len(verifiers):
+        raise ValueError(f"--quorum: between 1 and the {len(verifiers)} witness keys given")
+    try:
+        latest = audit.latest_checkpoint()
+    except NotSignedError:
+        return {"ok": False, "quorum": needed, "size": None, "cosigned_by": [],
+                "problem": "o registro não tem checkpoint assinado: nenhuma testemunha o cossinou"}
+    found = cosignatures(latest.note, verifiers)
+    problem = quorum_problem(latest.note, verifiers, needed)
+    if problem:
+        problem = (f"o checkpoint mais recente (tamanho {latest.size}) não tem o quórum de testemunhas: {problem}; "
+                   "elas o recusaram ou nunca o viram (o registro voltou atrás ou se bifurcou?)")
+    return {"ok": problem is None, "quorum": needed, "size": latest.size,
+            "cosigned_by": [CosignVerifier.parse(k).name for k in found], "problem": problem}
+
+
+def quorum_lines(checked: dict) -> list[str]:
+    if checked["ok"]:
+        return [f"testemunhas: o checkpoint de tamanho {checked['size']} tem {len(checked['cosigned_by'])} "
+                f"cossinaturas válidas (quórum {checked['quorum']}): {', '.join(checked['cosigned_by'])}"]
+    return [f"testemunhas: {checked['problem']}"]
+
+
+def _key_text(value: str) -> str:
+    """A witness key given as the key itself or as the path of a file holding it."""
+    from pathlib import Path
+
+    path = Path(value.strip())
+    if "+" not in value and path.is_file():
+        return path.read_text(encoding="utf-8").strip()
+    return value

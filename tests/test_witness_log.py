@@ -1,0 +1,131 @@
+"""The log with two cosigning witnesses, each its own process (`tramita witness serve`): every checkpoint the log
+signs gets both cosignatures and `verify --quorum 2` accepts it; a database rolled back to an earlier copy and
+written on again is refused by both (409, the evidence kept), raises the tamper alarm, fails `verify --quorum 1`,
+and is still refused by a restarted witness."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from audit.cosign import CosignVerifier, cosignatures
+from audit.keys import load_signing_key
+from audit.witness_cosign import cosigning_witnesses_from
+from audit.witness_service import WitnessStore
+from domain.acts import Actor
+from domain.demo import creation_1992
+from tests.stores import make_app
+from tests.test_witness_crash import WitnessProcess, tramita
+from tramita.cli import main
+
+ADMIN = Actor("admin", "token-administrator")
+ORIGIN = "tramita.test/acre"
+
+
+class Witnessed:
+    """Two witnesses running, and the log's environment naming them."""
+
+    def __init__(self, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+        self.tmp_path, self.url = tmp_path, f"sqlite:///{tmp_path / 'tramita.sqlite'}"
+        key = tmp_path / "keys" / "signing.key"
+        for variable in ("TRAMITA_VERIFIER_KEY", "TRAMITA_WITNESS_DIR", "TRAMITA_WITNESS_URL"):
+            monkeypatch.delenv(variable, raising=False)
+        monkeypatch.setenv("TRAMITA_DATABASE_URL", self.url)
+        monkeypatch.setenv("TRAMITA_SIGNING_KEY", str(key))
+        monkeypatch.setenv("TRAMITA_LOG_ORIGIN", ORIGIN)
+        assert main(["keys", "init"]) == 0
+        self.signer = load_signing_key(key)
+        self.witnesses, self.keys = [], []
+        for name in ("tce.ac.gov.br/testemunha", "mpac.mp.br/testemunha"):
+            folder = tmp_path / name.split(".")[0]
+            env = {"TRAMITA_WITNESS_KEY": str(folder / "witness.key"),
+                   "TRAMITA_WITNESS_DATABASE_URL": f"sqlite:///{folder / 'witness.sqlite'}"}
+            assert tramita("witness", "keys", "init", "--name", name, env=env).returncode == 0
+            self.keys.append(tramita("witness", "keys", "show", env=env).stdout.strip())
+            self.witnesses.append(WitnessProcess(folder, env, str(self.signer.verifier)))
+        for process in self.witnesses:
+            process.start()
+        monkeypatch.setenv("TRAMITA_WITNESSES", ",".join(f"{k}@{w.url}" for k, w in zip(self.keys, self.witnesses)))
+
+    def app(self):  # noqa: ANN201
+        return make_app(self.url, signer=self.signer)
+
+    def refused(self, index: int) -> list:
+        return WitnessStore(self.tmp_path / ["tce", "mpac"][index] / "witness.sqlite").refused()
+
+    def stop(self) -> None:
+        for process in self.witnesses:
+            if process.process is not None and process.process.poll() is None:
+                process.kill()
+
+
+@pytest.fixture
+def witnessed(tmp_path, monkeypatch, capsys):
+    made = Witnessed(tmp_path, monkeypatch)
+    creation_1992(made.app(), lambda line: None)
+    assert main(["migrate"]) == 0
+    capsys.readouterr()
+    yield made
+    made.stop()
+
+
+def sign(capsys) -> tuple[int, str, str]:  # noqa: ANN001
+    code = main(["checkpoint"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_witnesses_are_read_from_tramita_witnesses(witnessed):
+    import os
+
+    found = cosigning_witnesses_from(os.environ)
+    assert [str(w.verifier) for w in found] == witnessed.keys and [w.url for w in found] == \
+        [w.url for w in witnessed.witnesses]
+    with pytest.raises(ValueError, match="TRAMITA_WITNESSES"):
+        cosigning_witnesses_from({"TRAMITA_WITNESSES": witnessed.keys[0]})  # no @URL
+
+
+def test_every_checkpoint_gets_both_cosignatures_and_verify_accepts_a_quorum_of_two(witnessed, capsys):
+    code, note, err = sign(capsys)
+    assert code == 0, err
+    verifiers = [CosignVerifier.parse(key) for key in witnessed.keys]
+    assert set(cosignatures(note, verifiers)) == set(witnessed.keys)
+    witnessed.app().issue_token(ADMIN, name="clerk", role="tre")
+    code, grown, err = sign(capsys)
+    assert code == 0 and grown != note and set(cosignatures(grown, verifiers)) == set(witnessed.keys), err
+    keys = [arg for key in witnessed.keys for arg in ("--witness-key", key)]
+    assert main(["verify", "--no-read-models", *keys, "--quorum", "2"]) == 0
+    assert "2 cossinaturas válidas (quórum 2)" in capsys.readouterr().out
+
+
+def test_a_rolled_back_database_is_refused_by_both_witnesses_and_raises_the_tamper_alarm(witnessed, capsys):
+    assert sign(capsys)[0] == 0
+    database = witnessed.tmp_path / "tramita.sqlite"
+    backup = witnessed.tmp_path / "copy.sqlite"
+    with sqlite3.connect(database) as live, sqlite3.connect(backup) as copy:
+        live.backup(copy)
+    app = witnessed.app()
+    for n in range(3):
+        app.issue_token(ADMIN, name=f"clerk {n}", role="tre")
+    assert sign(capsys)[0] == 0  # both cosign the larger tree
+    with sqlite3.connect(backup) as copy, sqlite3.connect(database) as live:
+        copy.backup(live)  # the database rolled back to the earlier copy...
+    witnessed.app().issue_token(ADMIN, name="another clerk", role="tre")  # ...and written on again
+    code, _, err = sign(capsys)
+    assert code == 1
+    assert "tce.ac.gov.br/testemunha recusou" in err and "mpac.mp.br/testemunha recusou" in err
+    for index in (0, 1):
+        [refusal] = witnessed.refused(index)
+        assert refusal.status == 409 and ORIGIN in refusal.request and "voltou atrás" in refusal.reason
+    alerts = [a for a in (witnessed.app().repository.get(n.originator_id) for n in witnessed.app().recorder
+                          .select_notifications(1, 10_000, topics=["domain.alerts:Alert.SystemRaised"]))]
+    assert any(a.kind == "tamper-alarm" and "recusou o checkpoint" in a.message for a in alerts)
+    assert main(["verify", "--no-read-models", "--witness-key", witnessed.keys[0], "--quorum", "1"]) == 1
+    assert "não tem o quórum de testemunhas" in capsys.readouterr().out
+    witnessed.witnesses[0].kill()
+    witnessed.witnesses[0].start()  # restarted on its own file
+    code, _, err = sign(capsys)
+    assert code == 1 and "tce.ac.gov.br/testemunha recusou" in err
+    assert [r.status for r in witnessed.refused(0)] == [409, 409]
