@@ -5,12 +5,15 @@ and is still refused by a restarted witness."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from audit.cosign import CosignVerifier, cosignatures
+from audit.cosign import Cosigner, CosignVerifier, cosignatures
 from audit.keys import load_signing_key
 from audit.witness_cosign import cosigning_witnesses_from
 from audit.witness_service import WitnessStore
@@ -18,6 +21,8 @@ from domain.acts import Actor
 from domain.demo import creation_1992
 from tests.stores import make_app
 from tests.test_witness_crash import WitnessProcess, tramita
+from tests.test_offline_verifier import VERIFIER
+from tramita.bootstrap import build_audit
 from tramita.cli import main
 
 ADMIN = Actor("admin", "token-administrator")
@@ -64,7 +69,7 @@ class Witnessed:
 @pytest.fixture
 def witnessed(tmp_path, monkeypatch, capsys):
     made = Witnessed(tmp_path, monkeypatch)
-    creation_1992(made.app(), lambda line: None)
+    made.number = creation_1992(made.app(), lambda line: None)
     assert main(["migrate"]) == 0
     capsys.readouterr()
     yield made
@@ -129,3 +134,40 @@ def test_a_rolled_back_database_is_refused_by_both_witnesses_and_raises_the_tamp
     code, _, err = sign(capsys)
     assert code == 1 and "tce.ac.gov.br/testemunha recusou" in err
     assert [r.status for r in witnessed.refused(0)] == [409, 409]
+
+
+def export_of(witnessed: Witnessed, path: Path) -> Path:
+    from infrastructure.store import open_store
+
+    app = witnessed.app()
+    lines = build_audit(app, open_store(witnessed.url)).export_lines(witnessed.number)
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def offline(export: Path, key: str, *witness_keys: str, quorum: int) -> subprocess.CompletedProcess:
+    keys = [arg for witness in witness_keys for arg in ("--witness-key", witness)]
+    return subprocess.run([sys.executable, str(VERIFIER), str(export), "--key", key, *keys, "--quorum", str(quorum)],
+                          capture_output=True, text=True, check=False)
+
+
+def test_an_export_verifies_offline_with_a_quorum_of_two_and_fails_with_a_forged_or_missing_cosignature(
+        witnessed, capsys):
+    assert sign(capsys)[0] == 0
+    export = export_of(witnessed, witnessed.tmp_path / "case.jsonl")
+    log_key = str(witnessed.signer.verifier)
+    verified = offline(export, log_key, *witnessed.keys, quorum=2)
+    assert verified.returncode == 0 and "quorum 2" in verified.stdout, verified.stdout
+    *events, last = export.read_text(encoding="utf-8").splitlines()
+    closing = json.loads(last)
+    line = next(x for x in closing["checkpoint"].splitlines() if x.startswith("— mpac.mp.br/testemunha "))
+    closing["checkpoint"] = closing["checkpoint"].replace(line, line[:-6] + ("BBBB==" if line.endswith("AAAA==")
+                                                                             else "AAAA=="))
+    forged = export.with_name("forged.jsonl")
+    forged.write_text("\n".join([*events, json.dumps(closing, ensure_ascii=False)]) + "\n", encoding="utf-8")
+    refused = offline(forged, log_key, *witnessed.keys, quorum=2)
+    assert refused.returncode == 1 and "1 valid witness cosignatures of the 2 required" in refused.stdout
+    stranger = str(Cosigner.generate("tce.ac.gov.br/testemunha").verifier)  # same name, another key
+    missing = offline(export, log_key, witnessed.keys[0], stranger, quorum=2)
+    assert missing.returncode == 1 and "of the 2 required" in missing.stdout
+    assert offline(export, log_key, witnessed.keys[0], stranger, quorum=1).returncode == 0

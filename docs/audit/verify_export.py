@@ -4,6 +4,7 @@
 Usage:
 
     python verify_export.py EXPORT.jsonl --key VERIFIER_KEY_OR_FILE [--documents DIR]
+                            [--witness-key WITNESS_KEY_OR_FILE ... [--quorum N]]
 
     VERIFIER_KEY_OR_FILE is the log's verifier key, `<name>+<8 hex digits>+<base64 key>` (the format of Go's
     golang.org/x/mod/sumdb/note), or a file that holds it on its first line. Take it from the log's operator through
@@ -39,6 +40,12 @@ The export (JSON Lines, UTF-8) and what is checked:
   "size"}`; their bytes are not in the export. With `--documents DIR` (a folder holding the files, under any names,
   e.g. as downloaded from `GET /documents/{sha256}`), checked: for every document listed, a file of the folder has
   that SHA-256 and that size. Since the event is in the signed log, such a file is the document the act cited.
+- with `--witness-key` (repeatable; each a witness's verifier key `<name>+<8 hex>+<base64(0x04 ‖ key)>`, from the
+  Tribunal de Contas, the Ministério Público, …) and `--quorum N` (default: all of them): the checkpoint carries a
+  valid cosignature (c2sp.org/tlog-cosignature, Ed25519) of at least N of those witnesses, each a signature line
+  `— <name> <base64(key ID ‖ 8-byte big-endian POSIX time ‖ Ed25519 signature)>` over `cosignature/v1\n`,
+  `time <POSIX time>\n` and the checkpoint's text. A witness cosigns only a checkpoint that extends every one it
+  cosigned before, so a log rolled back or forked after they saw it cannot show this export a quorum.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ UNHASHED_MEMBERS = ("hash", "proof", "signature")
 CLOSING_MEMBERS = {"checkpoint", "case_head", "not_yet_covered"}
 EVENT_SIGNATURE_CONTEXT = b"tramita/event-signature/v1\x00"
 ED25519 = 0x01  # C2SP signed-note: the signature type of Ed25519 keys
+COSIGNATURE_ED25519 = 0x04  # C2SP signed-note: the signature type of Ed25519 tlog-cosignatures (timestamped)
 SIGNATURE_PREFIX = "\u2014 "  # em dash, space
 HEX_HASH = re.compile(r"[0-9a-f]{64}")
 DECIMAL = re.compile(r"0|[1-9][0-9]*")
@@ -284,6 +292,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
     case_id: UUID | None = None
     checkpoint: Checkpoint | None = None
+    checkpoint_note: str | None = None
     events: int = 0
     covered: int = 0
     signed_uncovered: int = 0
@@ -359,6 +368,7 @@ def check_export(text: str, key: Key) -> Verdict:
         else:
             try:
                 checkpoint = verdict.checkpoint = open_checkpoint(closing["checkpoint"], key)
+                verdict.checkpoint_note = closing["checkpoint"]
                 verdict.notes.append(f"checkpoint: tree size {checkpoint.size}, signed by {key}")
             except Invalid as error:
                 verdict.problem(f"the checkpoint is not to be trusted: {error}; no event's proof can be checked")
@@ -573,7 +583,58 @@ def check_documents(listed: list[dict[str, Any]], folder: Path, verdict: Verdict
                              "SHA-256 and size")
 
 
-def read_key(argument: str) -> Key:
+def parse_witness_key(text: str) -> Key:
+    """A witness's verifier key: `<name>+<8 hex digits>+<base64(0x04 ‖ 32-byte Ed25519 public key)>`, its key ID
+    SHA-256(name ‖ 0x0A ‖ 0x04 ‖ public key)[:4] (c2sp.org/tlog-cosignature)."""
+    name, _, rest = text.strip().partition("+")
+    id_hex, _, material_b64 = rest.partition("+")
+    if not valid_key_name(name) or not re.fullmatch(r"[0-9a-fA-F]{8}", id_hex):
+        raise Invalid("it is not a witness's verifier key (<name>+<8 hex digits>+<base64 key>)")
+    material = b64decode(material_b64, "the key's base64 part")
+    if len(material) != 33 or material[0] != COSIGNATURE_ED25519:
+        raise Invalid("it is not an Ed25519 cosignature key (0x04 followed by 32 bytes)")
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n" + material).digest()[:4]
+    if digest != bytes.fromhex(id_hex):
+        raise Invalid(f"its key ID {id_hex} does not match its name and public key")
+    return Key(name, digest, material[1:])
+
+
+def cosigned_by(note: str, witnesses: list[Key]) -> list[str]:
+    """The witnesses (of `witnesses`) with a valid cosignature line in a signed note; other lines are ignored."""
+    split = note.rfind("\n\n")
+    text, block = note[:split + 1], note[split + 2:]
+    found = []
+    for witness in witnesses:
+        for line in block[:-1].split("\n"):
+            name, _, signature_b64 = line[len(SIGNATURE_PREFIX):].partition(" ")
+            try:
+                raw = b64decode(signature_b64, "a cosignature")
+            except Invalid:
+                continue
+            if name != witness.name or len(raw) != 76 or raw[:4] != witness.key_id:
+                continue
+            timestamp = int.from_bytes(raw[4:12], "big")
+            message = f"cosignature/v1\ntime {timestamp}\n".encode("ascii") + text.encode("utf-8")
+            if timestamp < 2 ** 63 and witness.verify(message, raw[12:]):
+                found.append(str(witness))
+                break
+    return found
+
+
+def check_quorum(verdict: Verdict, witnesses: list[Key], quorum: int) -> None:
+    if verdict.checkpoint_note is None:
+        verdict.problem("the export has no checkpoint the log signed: no witness can have cosigned it")
+        return
+    found = cosigned_by(verdict.checkpoint_note, witnesses)
+    if len(found) < quorum:
+        missing = [str(w) for w in witnesses if str(w) not in found]
+        verdict.problem(f"the checkpoint carries {len(found)} valid witness cosignatures of the {quorum} required "
+                        f"(none valid from {', '.join(missing)}): the witnesses did not see this log, or refused it")
+    else:
+        verdict.notes.append(f"witnesses: the checkpoint is cosigned by {', '.join(found)} (quorum {quorum})")
+
+
+def read_key(argument: str, parse: Any = None) -> Key:
     path = Path(argument)
     text = argument
     if path.is_file():
@@ -583,9 +644,9 @@ def read_key(argument: str) -> Key:
             raise UsageError(f"cannot read the key file {argument}: {error}") from None
         text = next((line for line in lines if line and not line.startswith("#")), "")
     try:
-        return parse_key(text)
+        return (parse or parse_key)(text)
     except Invalid as error:
-        raise UsageError(f"--key {argument!r}: {error}") from None
+        raise UsageError(f"{'--witness-key' if parse else '--key'} {argument!r}: {error}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -597,10 +658,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the log's verifier key (<name>+<8 hex digits>+<base64>), or a file holding it")
     parser.add_argument("--documents", metavar="DIR", type=Path,
                         help="a folder holding the attached documents' files: each must have its listed SHA-256")
+    parser.add_argument("--witness-key", action="append", default=[], metavar="WITNESS_KEY_OR_FILE",
+                        help="a witness's verifier key (<name>+<8 hex digits>+<base64 of 0x04 and the key>), or a "
+                             "file holding it; repeatable")
+    parser.add_argument("--quorum", type=int, metavar="N",
+                        help="valid cosignatures of the --witness-key witnesses the checkpoint needs (default: all)")
     arguments = parser.parse_args(argv)
     sys.stdout.reconfigure(errors="backslashreplace")  # a console that cannot show a character still gets the verdict
     try:
         key = read_key(arguments.key)
+        witnesses = [read_key(argument, parse_witness_key) for argument in arguments.witness_key]
+        quorum = len(witnesses) if arguments.quorum is None else arguments.quorum
+        if witnesses and not 1 <= quorum <= len(witnesses) or arguments.quorum and not witnesses:
+            raise UsageError("--quorum is between 1 and the number of --witness-key given")
         try:
             data = Path(arguments.export).read_bytes()
         except OSError as error:
@@ -614,6 +684,8 @@ def main(argv: list[str] | None = None) -> int:
         verdict = Verdict(problems=[f"the export is not UTF-8 text (byte {error.start})"])
     else:
         verdict = check_export(text, key)
+        if witnesses:
+            check_quorum(verdict, witnesses, quorum)
         listed = attached_documents(text)
         if arguments.documents is not None:
             if not arguments.documents.is_dir():
