@@ -4,17 +4,21 @@ process. The view asks the audit service for the dossier's data (audit/dossier.p
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 from typing import Any
 
-from flask import Response, current_app
+import segno
+from flask import Response, current_app, g
 from flask_smorest import Blueprint
 
-from api.dossier_pdf import RETRY_AFTER, Attached, Busy, Renderer
+from api.dossier_pdf import RETRY_AFTER, Attached, Busy, Renderer, Seal, render
 from api.errors import Problem
 from api.http import errors_doc, settings
 from audit.documents import EXTENSIONS, DocumentAlteredError
-from audit.dossier import fingerprint
+from audit.dossier import fingerprint, issue
+from domain.dossiers import new_code
 from projections.queries import case_deadlines
 
 blp = Blueprint("dossier", __name__, description="The printable case file (PDF, pt-BR)")
@@ -31,10 +35,21 @@ PDF_DOC = {"content": {"application/pdf": {"schema": {"type": "string", "format"
                                      "signed checkpoint")
 @blp.doc(responses={200: {"description": "the dossier (application/pdf)", **PDF_DOC}})
 def case_dossier(case_ref: str) -> Response:
-    dossier = current_app.extensions["tramita.audit"].dossier(case_ref, due_soon_days=settings()["due_soon_days"],
-                                                                    deadlines=case_deadlines)
+    audit = current_app.extensions["tramita.audit"]
+    dossier = audit.dossier(case_ref, due_soon_days=settings()["due_soon_days"], deadlines=case_deadlines)
+    signer, actor, files = current_app.extensions.get("tramita.dossier_signer"), g.actor, attached(dossier)
+
+    def make() -> bytes:
+        """Lay the dossier out under a new code, sign it when a certificate is configured, record its issuance."""
+        code = new_code()
+        pdf = render(dossier, files=files, seal=seal_for(code), signed=signer is not None)
+        if signer is not None:
+            pdf = signer.sign(pdf)
+        issue(audit, dossier, code=code, pdf=pdf, signed=signer is not None, actor=actor)
+        return pdf
+
     try:
-        pdf = current_app.extensions["tramita.dossier"].pdf(dossier, fingerprint(dossier), files=attached(dossier))
+        pdf = current_app.extensions["tramita.dossier"].pdf(fingerprint(dossier), make)
     except Busy:
         raise Problem(503, "outro dossiê está sendo gerado por este processo; tente de novo em alguns segundos "
                       "(another dossier is being rendered)", kind="dossier-busy",
@@ -42,6 +57,19 @@ def case_dossier(case_ref: str) -> Response:
     filename = re.sub(r"[^A-Za-z0-9._-]", "_", dossier["case"]["number"]) + ".pdf"
     return Response(pdf, mimetype="application/pdf",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+#: The public page a verification code opens (api/pages/verify.py), under TRAMITA_PUBLIC_URL.
+VERIFY_PATH = "/verificar/"
+
+
+def seal_for(code: str) -> Seal:
+    """What every sheet prints for `code`: the public page's address and a QR code of it (segno, as SVG, sized in
+    millimetres for the sheet's footer)."""
+    url = settings()["public_url"] + VERIFY_PATH + code
+    svg = io.BytesIO()
+    segno.make(url, error="m").save(svg, kind="svg", scale=0.45, unit="mm", border=1, xmldecl=False)
+    return Seal(code=code, url=url, qr="data:image/svg+xml;base64," + base64.b64encode(svg.getvalue()).decode())
 
 
 def attached(dossier: dict[str, Any]) -> list[Attached]:

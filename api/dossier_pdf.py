@@ -14,7 +14,8 @@ Abuse. Rendering costs CPU for seconds on a long case, so each process renders a
 once; a request that finds them all busy is answered 503 with `Retry-After` at once rather than holding one of
 the worker's threads while it waits (the other threads go on serving acts and reads). A dossier whose data is
 unchanged (same events, deadlines' status on the same legal day, verdict and checkpoint: `fingerprint`) is
-answered from a per-process cache of at most CACHE_BYTES, with the pages of its first rendering.
+answered from a per-process cache of at most CACHE_BYTES, with the pages of its first rendering: the same file,
+with the same verification code, whose issuance is already recorded.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import io
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -165,8 +166,9 @@ class Renderer:
         self._cached_bytes, self._cache_limit = 0, cache_bytes
         self._lock = threading.Lock()
 
-    def pdf(self, dossier: dict[str, Any], fingerprint: str, *, files: Sequence[Attached] = (),
-            seal: Seal | None = None) -> bytes:
+    def pdf(self, fingerprint: str, make: Callable[[], bytes]) -> bytes:
+        """The finished PDF of a dossier whose data has `fingerprint`: the one kept, or `make()`'s (which lays it
+        out, seals and signs it and records its issuance) in one of the process's slots, or Busy."""
         with self._lock:
             if fingerprint in self._cache:
                 self._cache.move_to_end(fingerprint)
@@ -174,7 +176,7 @@ class Renderer:
         if not self._slots.acquire(blocking=False):
             raise Busy
         try:
-            pdf = render(dossier, files=files, seal=seal)
+            pdf = make()
         finally:
             self._slots.release()
         self._keep(fingerprint, pdf)

@@ -19,7 +19,11 @@ from datetime import date
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.application import AggregateNotFoundError
+
+from domain.acts import Actor
 from domain.case import Case
+from domain.dossiers import DossierIssue
 from domain.errors import (
     CaseNotFoundError, MunicipalityNotFoundError, RuleNotInForceError, StoredEventsAlteredError,
     StoredEventsUnreadableError,
@@ -245,3 +249,32 @@ def _text(value: Any) -> str | None:
         return None
     text = str(value)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "…"
+
+
+def issue(audit: Any, dossier: dict[str, Any], *, code: str, pdf: bytes, signed: bool, actor: Actor) -> None:
+    """Record that the dossier with `code` was delivered as `pdf` (its SHA-256 as delivered, after any signature),
+    by `actor`, against the checkpoint it showed: an event of its own (domain/dossiers.py), chained and logged."""
+    checkpoint = dossier.get("checkpoint") or {}
+    case = dossier["case"]
+    app = audit.app
+    app.save(DossierIssue.issue(app.system_context(actor), code=code, case_id=case["id"],
+                                case_number=case["number"], case_version=case.get("version"),
+                                sha256=hashlib.sha256(pdf).hexdigest(), size=len(pdf),
+                                checkpoint_size=checkpoint.get("size"), checkpoint_root=checkpoint.get("root"),
+                                signed=signed))
+
+
+def issued(audit: Any, code: str) -> dict[str, Any] | None:
+    """What a verification code was issued for, and the case's verdict now; None for a code never issued."""
+    app = audit.app
+    try:
+        found = app.repository.get(DossierIssue.id_for(code))
+    except AggregateNotFoundError:
+        return None
+    if not isinstance(found, DossierIssue):
+        return None
+    return {"code": found.code, "case_id": found.case_id, "case_number": found.case_number,
+            "case_version": found.case_version, "sha256": found.sha256, "size": found.size,
+            "checkpoint_size": found.checkpoint_size, "checkpoint_root": found.checkpoint_root,
+            "signed": found.signed, "issued_at": found.issued_at.isoformat(),
+            "verdict": audit.verify_case(found.case_id)}

@@ -17,7 +17,7 @@ from flask import Flask
 
 def register(flask: Flask, config: Mapping[str, str]) -> None:
     """The pages, their session and their settings on the app."""
-    from api.pages import casefile, format, forms, session, subscriptions, views  # noqa: F401 - their routes
+    from api.pages import casefile, format, forms, session, subscriptions, verify, views  # noqa: F401 - routes
 
     session.register(flask, config)
     # The reads a reader follows as links from the pages (api/http.py, SESSION_READS) take the session's token.

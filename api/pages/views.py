@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent.parent
 pages = Blueprint("pages", __name__, template_folder=str(HERE / "templates"), static_folder=str(HERE / "static"),
                   static_url_path="/estatico")
 #: Endpoints of the pages that need no session.
-OPEN = {"pages.home", "pages.sign_in", "pages.static"}
+OPEN = {"pages.home", "pages.sign_in", "pages.static", "pages.verify"}  # verify: a printed dossier's code
 PAGE = 50
 
 
