@@ -161,7 +161,8 @@ def test_a_stale_form_is_refused_showing_what_changed_and_keeping_what_was_enter
     assert "nada foi registrado" in shown and "versão 1" in shown and "versão 2" in shown
     assert re.search(r"2\. requisição da Mesa — 05/03/2026 — Assembleia Legislativa", shown)
     page = answer.get_data(as_text=True)
-    assert 'value="06/03/2026"' in page and 'value="tre"' in page and ">art-4-V</textarea>" in page
+    assert 'value="06/03/2026"' in page and '<option value="tre" selected>' in page
+    assert 'value="art-4-V" checked' in page
     assert 'name="versao" value="2"' in page
     assert version(api) == before  # nothing recorded
 
@@ -180,13 +181,35 @@ def test_a_double_submit_records_once_and_both_answers_lead_to_the_case(mesa):
 
 def test_a_refusal_under_the_law_is_shown_beside_its_field_with_its_article(mesa):
     api = mesa
-    answer = file_creation(api.client, documents="art-99: Certidão 1/2026")
+    answer = file_creation(api.client, **{"documents.art-99": "Certidão 1/2026"})  # a key no input offers
     assert answer.status_code == 422
     beside = field_errors(answer, "documents")
     assert beside and beside[0].startswith("Art. 9:") and "não é um item do Art. 4" in beside[0]
     assert "nada foi registrado" in text(answer).lower()
     assert 'value="Vila Tarumã"' in answer.get_data(as_text=True)  # what was entered is kept
     assert api.get(f"/cases/{NUMBER}").status_code == 404
+
+
+def test_too_few_signatures_are_refused_beside_the_signatures_under_art_8(mesa):
+    api = mesa
+    answer = file_creation(api.client, signatures="\n".join(voters_lines().splitlines()[:3]))
+    assert answer.status_code == 422
+    beside = field_errors(answer, "signatures")
+    assert beside and beside[0].startswith("Art. 8:") and "3 assinaturas válidas" in beside[0]
+    assert api.get(f"/cases/{NUMBER}").status_code == 404
+
+
+def test_the_requisition_offers_the_competent_bodies_by_name_and_the_items_of_art_4_as_the_law_writes_them(mesa):
+    api = mesa
+    file_creation(api.client)
+    page = api.client.get(f"/processos/{NUMBER}/atos/requisition-issued").get_data(as_text=True)
+    assert '<option value="sefaz">SEFAZ</option>' in page
+    assert '<option value="tre">Tribunal Regional Eleitoral (TRE)</option>' in page
+    assert re.search(r'value="art-4-VI"> Art\. 4, VI</label>', page)
+    assert "art-4-VI<" not in page and ">sefaz<" not in page
+    petition = api.client.get("/processos/novo?tipo=creation").get_data(as_text=True)
+    assert re.search(r'<label for="campo-documents-1">Art\. 4, I</label>\s*<input type="text" id="campo-documents-1" '
+                     r'name="documents\.art-4-I"', petition)
 
 
 def test_dates_and_figures_are_read_in_brazilian_notation_and_a_day_that_does_not_exist_is_refused(mesa):

@@ -103,6 +103,7 @@ def open_form(driver, url: str, number: str, act: str) -> None:  # noqa: ANN001
 def test_a_mesa_clerk_files_a_petition_and_records_acts_through_forms_and_an_auditor_sees_none(
         served, browser, screenshots):  # noqa: F811
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     url, tokens, folder = served
     sign_in(browser, url, tokens["mesa"])
@@ -115,18 +116,18 @@ def test_a_mesa_clerk_files_a_petition_and_records_acts_through_forms_and_an_aud
     browser.find_element(By.CSS_SELECTOR, f"input[name='municipalities'][value='{CRUZEIRO}']").click()
     fill(browser, "areas", f"{CRUZEIRO}; ; 1.900,5; Vila Juruá")
     fill(browser, "proposed_name", "Vila Juruá")
-    fill(browser, "signatures", "\n".join(f"{s['title']}; {s['zone']}; {s['section']}; {CRUZEIRO}"
-                                          for s in signatures(32)))
-    fill(browser, "documents", "art-99: Certidão 1/2026")
+    voters = [f"{s['title']}; {s['zone']}; {s['section']}; {CRUZEIRO}" for s in signatures(32)]
+    fill(browser, "signatures", "\n".join(voters[:3]))
+    fill(browser, "documents.art-4-I", "Certidão IBGE 1/2026")
     shoot(browser, screenshots, "formulario-01-peticao")
     assert serious_violations(browser) == [], "formulario-01-peticao"  # axe-core, in Chromium
     submit(browser)
-    beside = wait_for(browser, "[data-field='documents'] .field-error")
-    assert beside.text.startswith("Art. 9:") and "não é um item do Art. 4" in beside.text
+    beside = wait_for(browser, "[data-field='signatures'] .field-error")
+    assert beside.text.startswith("Art. 8:") and "3 assinaturas válidas" in beside.text
     assert browser.find_element(By.NAME, "proposed_name").get_attribute("value") == "Vila Juruá"  # kept
     shoot(browser, screenshots, "formulario-02-recusa-ao-lado-do-campo")
     assert serious_violations(browser) == [], "formulario-02-recusa-ao-lado-do-campo"  # axe-core, in Chromium
-    fill(browser, "documents", "")
+    fill(browser, "signatures", "\n".join(voters))
     submit(browser)
     notice = wait_for(browser, "#ato-registrado")
     assert "Registrado: petição" in notice.text
@@ -136,8 +137,8 @@ def test_a_mesa_clerk_files_a_petition_and_records_acts_through_forms_and_an_aud
     # Act 1: the requisition.
     open_form(browser, url, number, "requisition-issued")
     fill(browser, "occurred_on", "02/12/2026")
-    fill(browser, "body", "ibge")
-    fill(browser, "items", "art-4")
+    Select(browser.find_element(By.NAME, "body")).select_by_visible_text("IBGE")
+    browser.find_element(By.CSS_SELECTOR, "input[name='items'][value='art-4-I']").click()
     submit(browser)
     wait_for(browser, "#ato-registrado")
 

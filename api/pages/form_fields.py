@@ -163,11 +163,12 @@ def lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def field_value(name: str, field: fields.Field, form: MultiDict, portuguese: bool) -> Any:
-    """The JSON value of one field of the form; None when the form leaves it empty (the schema's default)."""
+def field_value(name: str, field: fields.Field, form: MultiDict, portuguese: bool, checks: bool = False) -> Any:
+    """The JSON value of one field of the form; None when the form leaves it empty (the schema's default).
+    `checks`: the list is drawn as checkboxes, one value per box ticked."""
     if isinstance(field, fields.Boolean):
         return name in form
-    if isinstance(field, fields.List) and name in MUNICIPALITY_FIELDS:
+    if isinstance(field, fields.List) and (checks or name in MUNICIPALITY_FIELDS):
         return [code for code in form.getlist(name) if code.strip()] or None
     raw = form.get(name, "").strip()
     if not raw:
@@ -197,8 +198,15 @@ def read_form(schema: Schema, drawn: list[dict[str, Any]], form: MultiDict, port
     errors: dict[str, list[str]] = {}
     for entry in drawn:
         name = entry["name"]
+        if entry["widget"] == "keyed":  # one input per key, named <field>.<key>; the domain judges the keys
+            keyed = {key.split(".", 1)[1]: text.strip() for key, text in form.items(multi=True)
+                     if key.startswith(f"{name}.") and text.strip()}
+            if keyed:
+                body[name] = keyed
+            continue
         try:
-            value = field_value(name, schema.fields[name], form, portuguese)
+            value = field_value(name, schema.fields[name], form, portuguese,
+                                checks=entry["widget"] in ("checks", "municipalities"))
         except FormError as refused:
             for key, messages in refused.errors.items():
                 errors.setdefault(key.split(".")[0], []).extend(messages)

@@ -18,11 +18,11 @@ FIELDS = {
                                                  "and cited with its file name.")),
     "sha256": (_l("SHA-256 of the document"), _l("The document's digest, as its upload answered it.")),
     "name": (_l("Name"), _l("The name as the act writes it: the new municipality's (Art. 17) or the document's.")),
-    "body": (_l("Requisitioned body"), _l("ibge, tre, sefaz, setop, pge or sectma.")),
-    "items": (_l("Items requisitioned"), _l("One item per line (art-4, art-4-I ...).")),
+    "body": (_l("Requisitioned body"), _l("The body the statute names to answer the items requisitioned.")),
+    "items": (_l("Items requisitioned"), _l("The items of the article the body must answer.")),
     "requisition": (_l("Requisition"), _l("The requisition's identifier, as its issue recorded it.")),
     "reason": (_l("Reason"), _l("The stated reason, as the act records it.")),
-    "item": (_l("Item"), _l("The item of the article the act concerns (art-4-I ... or art-23-I ...).")),
+    "item": (_l("Item"), _l("The item of the article the act concerns.")),
     "value": (_l("Value found"), _l("A figure in Brazilian notation (1.234,56), or yes/no for Art. 4-V and VI.")),
     "document": (_l("Document"), _l("The reference of the document the act cites (ofício, laudo, termo).")),
     "by_origin": (_l("Part of each origin municipality"), _l("One line per municipality: IBGE code: figure.")),
@@ -66,8 +66,8 @@ FIELDS = {
     "origin": (_l("Origin municipality"), _l("The origin municipality that delivers.")),
     "organic_law": (_l("Organic law"), _l("The organic law's reference.")),
     "act": (_l("Act of the Câmara"), _l("The Câmara's act fixing the remuneration.")),
-    "subject": (_l("Subject"), _l("creation or installation (Art. 40).")),
-    "recipient": (_l("Recipient"), _l("union, state, origin-municipality:<IBGE>, ibge or ebct.")),
+    "subject": (_l("Subject"), _l("What is communicated (Art. 40).")),
+    "recipient": (_l("Recipient"), _l("Who receives the communication (Art. 40).")),
     "kind": (_l("Kind of case"), _l("What the petition asks for.")),
     "municipalities": (_l("Municipalities concerned"), _l("The origin municipality or municipalities.")),
     "receiving": (_l("Receiving municipality"), _l("The municipality that receives the area.")),
@@ -82,8 +82,8 @@ FIELDS = {
     "section": (_l("Section"), _l("Electoral section.")),
     "area": (_l("Part of the area"), _l("The IBGE code or the district of the part the voter lives in (may be left "
                                         "out when the area has one part).")),
-    "documents": (_l("Art. 4 documents"), _l("Art. 9: one line per item of Art. 4: item: reference (art-4-I: "
-                                             "Certidão IBGE 1/2026).")),
+    "documents": (_l("Art. 4 documents"), _l("Art. 9: the reference of the document proving each item of Art. 4 "
+                                             "(Certidão IBGE 1/2026).")),
 }
 
 

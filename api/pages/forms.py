@@ -31,6 +31,7 @@ from api.acts import ACTS, Act, file_petition, record_act
 from api.errors import say
 from api.http import read_store, tramita
 from api.pages import format as fmt, session
+from api.pages.form_choices import labelled, offered
 from api.pages.form_fields import FILES, KEY, VERSION, FormError, flattened, read_form, widgets
 from api.pages.views import PageError, pages
 from api.schemas import PetitionSchema
@@ -60,6 +61,9 @@ PETITION_FIELDS = {
     "extinction": ("municipalities",),
 }
 PETITION = "petition-filed"
+#: The field of a form each article's refusal concerns, where the domain's refusal names no field: it is shown
+#: beside that field when the form has it (Art. 8: the voters' signatures; Art. 9: the Art. 4 documents).
+ARTICLE_FIELDS = {"art-8": "signatures", "art-8-par-unico": "signatures", "art-9": "documents"}
 #: The longest one-time key a form may send (the API's Idempotency-Key takes 255 characters).
 MAX_KEY = 200
 
@@ -135,15 +139,20 @@ def municipality_options() -> list[dict[str, str]]:
             for m in queries.municipalities(read_store())]
 
 
-def drawn(schema: Schema, only: tuple[str, ...] | None, form: MultiDict, errors: dict[str, list[str]]
-          ) -> list[dict[str, Any]]:
+def inputs(schema: Schema, only: tuple[str, ...] | None, choices: dict[str, list[str]],
+           options: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The form's inputs: the schema's fields, those taking a key offered as choices in words."""
+    return labelled(widgets(schema, only), choices, {m["code"]: m["name"] for m in options})
+
+
+def drawn(found: list[dict[str, Any]], form: MultiDict, errors: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The form's inputs, each with what the clerk entered and the refusals that name it."""
-    found = widgets(schema, only)
     for entry in found:
         name = entry["name"]
         entry["value"] = form.get(name, "")
         entry["selected"] = form.getlist(name)
         entry["checked"] = name in form
+        entry["values"] = {c["value"]: form.get(f"{name}.{c['value']}", "") for c in entry["choices"]}
         entry["errors"] = errors.get(name, [])
     return found
 
@@ -228,13 +237,13 @@ def form_version() -> int | None:
     return int(raw)
 
 
-def submitted(act: str, schema: Schema, only: tuple[str, ...] | None, fixed: dict[str, Any],
+def submitted(act: str, schema: Schema, found: list[dict[str, Any]], fixed: dict[str, Any],
               record: Any) -> tuple[Any, dict[str, Any]]:
     """Read, load and record a form; (the act recorded, {}) or (None, what to show: status, errors, refusal,
     and for a stale form the case's version and the events since)."""
     portuguese = fmt.portuguese()
     try:
-        body = {**read_form(schema, widgets(schema, only), request.form, portuguese), **fixed}
+        body = {**read_form(schema, found, request.form, portuguese), **fixed}
         attachments = uploaded()
         if attachments:
             body["attachments"] = attachments
@@ -256,6 +265,10 @@ def submitted(act: str, schema: Schema, only: tuple[str, ...] | None, fixed: dic
     except LegalRuleError as refused:
         status = 403 if isinstance(refused, IncompetentBodyError) else 409 if isinstance(
             refused, ActOutOfOrderError) else 422
+        beside = ARTICLE_FIELDS.get(refused.article)
+        if status == 422 and any(entry["name"] == beside for entry in found):
+            return None, {"status": 422, "errors": {beside: [f"{fmt.article(refused.article)}: "
+                                                             f"{say(refused.sentence)}"]}}
         return None, {"status": status, "refusal": f"{fmt.article(refused.article)}: {say(refused.sentence)}",
                       "article": refused.article}
     except (IdempotencyKeyReusedError, ConcurrentActError) as refused:
@@ -278,12 +291,14 @@ def act_form(number: str, act: str) -> Response | tuple[str, int] | str:
     case, version = app.case_view(number)  # CaseNotFoundError: the pages' 404
     guard(act, case_ref=case["number"])
     form, shown, key = MultiDict({"occurred_on": today_shown()}), {"status": 200}, new_key()
+    options = municipality_options()
+    fields = inputs(found.schema(), None, offered(act, case, g.actor, app.statute, app.today()), options)
     if request.method == "POST":
         limit_body()
         if not session.csrf_holds():
             raise PageError(403, forbidden_message())
         expected = form_version()
-        acted, shown = submitted(act, found.schema(), None, {}, lambda data, asked: record_act(
+        acted, shown = submitted(act, found.schema(), fields, {}, lambda data, asked: record_act(
             found, case["number"], data, asked, expected))
         if acted is not None:
             return redirect(url_for("pages.case", number=acted.number, registrado=act) + "#ato-registrado", 303)
@@ -294,12 +309,12 @@ def act_form(number: str, act: str) -> Response | tuple[str, int] | str:
             key = new_key()  # nothing was recorded; the form drawn again is a new one
     catalogue = app.statute.in_force("lifecycle.acts", app.today()).value
     by_act, _by_event = fmt.act_labels(catalogue, case["kind"])
-    fields = drawn(found.schema(), None, form, shown.get("errors", {}))
+    fields = drawn(fields, form, shown.get("errors", {}))
     page = render_template("act_form.html", case=case, act=act, title=by_act.get(act, act),
                            article=next((n["article"] for n in case.get("next_acts", []) if form_act(n["act"]) == act),
                                         None),
                            fields=fields, version=version, key=key, shown=placed(shown, fields),
-                           options=municipality_options(), files=FILES,
+                           options=options, files=FILES,
                            attaches="attachments" in found.schema().fields,
                            action=url_for("pages.act_form", number=case["number"], act=act))
     return page, shown["status"]
@@ -318,17 +333,20 @@ def new_case() -> Response | tuple[str, int] | str:
         raise PageError(403, _("Your body does not petition for a case of this kind: %(kind)s.", kind=fmt.kind(kind)))
     only = ("occurred_on", *PETITION_FIELDS[kind])
     form, shown, key = MultiDict({"occurred_on": today_shown()}), {"status": 200}, new_key()
+    options = municipality_options()
+    fields = inputs(PetitionSchema(), only, offered(PETITION, {"kind": kind}, g.actor, tramita().statute,
+                                                    tramita().today()), options)
     if request.method == "POST":
         limit_body()
         if not session.csrf_holds():
             raise PageError(403, forbidden_message())
-        acted, shown = submitted(PETITION, PetitionSchema(), only, {"kind": kind}, file_petition)
+        acted, shown = submitted(PETITION, PetitionSchema(), fields, {"kind": kind}, file_petition)
         if acted is not None:
             return redirect(url_for("pages.case", number=acted.number, registrado=PETITION) + "#ato-registrado",
                             303)
         form, key = request.form, request.form.get(KEY) or key
-    fields = drawn(PetitionSchema(), only, form, shown.get("errors", {}))
+    fields = drawn(fields, form, shown.get("errors", {}))
     page = render_template("new_case.html", kinds=kinds, kind=kind, key=key, shown=placed(shown, fields),
-                           files=FILES, fields=fields, options=municipality_options(), attaches=True,
+                           files=FILES, fields=fields, options=options, attaches=True,
                            action=url_for("pages.new_case"))
     return page, shown["status"]
