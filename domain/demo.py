@@ -160,9 +160,9 @@ def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | 
 
 def instruct_and_vote_1992(app: Tramita, case: str, documents: Stored | None = None) -> None:
     """Art. 4 findings and Art. 5 verification, the plebiscite (Art. 11-15) and the CCJ's bill (Art. 16)."""
-    for actor, item, value, by_origin, tax in FINDINGS_1991:
+    for n, (actor, item, value, by_origin, tax) in enumerate(FINDINGS_1991, start=1):
         app.record_finding(case, actor, date(1991, 12, 20), item=item, value=value, by_origin=by_origin,
-                           state_tax_revenue=tax, document=f"Laudo {item} 1991")
+                           state_tax_revenue=tax, document=f"Laudo {n}/1991")
     _plebiscite_to_bill(app, case, {"area": {"registered": 900, "turnout": 700, "yes": 600, "no": 80, "blank": 12,
                                              "void": 8}},
                         decreed=(date(1991, 12, 27), "Decreto Legislativo 12/1991"),
@@ -202,14 +202,14 @@ def close_obligations_1993(app: Tramita, case: str) -> None:
     mayor, council = municipal("mayor", new), municipal("council", new)
     app.fix_remuneration(case, council, date(1993, 1, 5), act="Resolução 1/1993")
     _communicate(app, case, "installation", date(1993, 1, 10))
-    app.submit_prefect_bill(case, mayor, date(1993, 1, 28), item="art-23-I", bill="Projeto art-23-I")
+    app.submit_prefect_bill(case, mayor, date(1993, 1, 28), item="art-23-I", bill="Projeto de Lei 1/1993")
     app.transfer_ledger(case, municipal("municipality", PLACIDO), date(1993, 2, 20), origin=PLACIDO,
                         document="Termo de entrega 1/1993")
-    app.submit_prefect_bill(case, mayor, date(1993, 2, 26), item="art-23-II", bill="Projeto art-23-II")
+    app.submit_prefect_bill(case, mayor, date(1993, 2, 26), item="art-23-II", bill="Projeto de Lei 2/1993")
     app.transfer_ledger(case, municipal("municipality", GUIOMARD), date(1993, 3, 20), origin=GUIOMARD,
                         document="Termo de entrega 2/1993")
-    app.submit_prefect_bill(case, mayor, date(1993, 3, 30), item="art-23-III", bill="Projeto art-23-III")
-    app.submit_prefect_bill(case, mayor, date(1993, 4, 28), item="art-23-IV", bill="Projeto art-23-IV")
+    app.submit_prefect_bill(case, mayor, date(1993, 3, 30), item="art-23-III", bill="Projeto de Lei 3/1993")
+    app.submit_prefect_bill(case, mayor, date(1993, 4, 28), item="art-23-IV", bill="Projeto de Lei 4/1993")
     app.promulgate_organic_law(case, council, date(1993, 6, 15), organic_law="Lei Orgânica 1993")
 
 
@@ -218,10 +218,10 @@ def _communicate(app: Tramita, case: str, subject: str, day: date) -> None:
     ctx = app.context(PRESIDENT, day)
     due = app.ask_case(case, lambda current: [item for item in current.communications_due(ctx)
                                               if item.startswith(f"{subject}:") and item not in current.communications])
-    for item in due:
+    for n, item in enumerate(due, start=1):
         recipient = item.split(":", 1)[1]
         app.send_communication(case, PRESIDENT, day, subject=subject, recipient=recipient,
-                               document=f"Ofício {subject} {recipient}")
+                               document=f"Ofício {day.month * 10 + n}/{day.year}")
 
 
 def voters_creation(app: Tramita, on: date, code: str, name: str, *, area_km2: str, voters: int, first_title: int,
@@ -253,9 +253,9 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
     findings = (("ibge", "art-4-I", 3100, None), ("ibge", "art-4-IV", 140, None), ("tre", "art-4-II", 1800, None),
                 ("sefaz", "art-4-III", "600000.00", "210000000.00"), ("pge", "art-4-VI", True, None),
                 ("sectma", "art-4-VI", True, None), ("setop", "art-4-V", True, None))
-    for body, item, value, tax in sorted(findings, key=lambda f: answers[f[0]]):
+    for n, (body, item, value, tax) in enumerate(sorted(findings, key=lambda f: answers[f[0]]), start=1):
         app.record_finding(case, bodies[body], answers[body], item=item, value=value, state_tax_revenue=tax,
-                           document=f"Ofício {body.upper()} {item}")
+                           document=f"Ofício {body.upper()} {n}/2026")
     say(f"{case}: SETOP answered its requisition late (Art. 10: 30 days from receipt)")
     _plebiscite_to_bill(app, case, {"area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250,
                                              "blank": 30, "void": 20}},
@@ -276,9 +276,9 @@ def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> st
     opened = app.open_case(mayor, date(2026, 10, 5), kind="district_creation", municipalities=[FEIJO],
                            district="Vila Jurupari")
     case = opened.number
-    for actor, item, value in ((IBGE, "art-31-I", 45), (IBGE, "art-31-II", 620), (PGE, "art-31-III", True),
-                               (SECTMA, "art-31-III", True)):
-        app.record_finding(case, actor, date(2026, 10, 20), item=item, value=value, document=f"Laudo {item}")
+    for n, (actor, item, value) in enumerate(((IBGE, "art-31-I", 45), (IBGE, "art-31-II", 620),
+                                              (PGE, "art-31-III", True), (SECTMA, "art-31-III", True)), start=1):
+        app.record_finding(case, actor, date(2026, 10, 20), item=item, value=value, document=f"Laudo {n}/2026")
     _refused(say, lambda: app.enact_law(case, municipal("council", FEIJO), date(2026, 11, 10),
                                         law="Lei Municipal 300/2026", living_person_declaration=True))
     say(f"{case}: district law refused while {blocking} freezes Feijó (Art. 38)")

@@ -65,12 +65,13 @@ def creation_verified_then_archived_2026(app: Tramita, say: Callable[[str], None
     case = app.open_case(GOVERNOR, date(2026, 6, 1), kind="creation", municipalities=[BUJARI],
                          proposed_name="Vila Antimary", documents=documents,
                          areas=[{"municipality": BUJARI, "area_km2": "640", "description": "Vila Antimary"}]).number
-    for actor, item, value, tax in ((IBGE, "art-4-I", 3200, None), (TRE, "art-4-II", 1900, None),
-                                    (SEFAZ, "art-4-III", "620000.00", "210000000.00"), (IBGE, "art-4-IV", 150, None),
-                                    (SETOP, "art-4-V", True, None), (PGE, "art-4-VI", True, None),
-                                    (SECTMA, "art-4-VI", True, None)):
+    for n, (actor, item, value, tax) in enumerate(((IBGE, "art-4-I", 3200, None), (TRE, "art-4-II", 1900, None),
+                                                   (SEFAZ, "art-4-III", "620000.00", "210000000.00"),
+                                                   (IBGE, "art-4-IV", 150, None), (SETOP, "art-4-V", True, None),
+                                                   (PGE, "art-4-VI", True, None), (SECTMA, "art-4-VI", True, None)),
+                                                  start=11):
         app.record_finding(case, actor, date(2026, 6, 16), item=item, value=value, state_tax_revenue=tax,
-                           document=f"Laudo {item} 2026")
+                           document=f"Laudo {n}/2026")
     app.record_figure(BUJARI, SEFAZ, date(2026, 6, 22), figure="revenue", value="8500000.00",
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
     app.record_figure(BUJARI, IBGE, date(2026, 6, 22), figure="buildings", value=3900, as_of=date(2025, 12, 31),

@@ -141,4 +141,5 @@ def test_the_walk_would_see_the_codes_the_pages_once_showed():
     assert set(english_or_codes(once, identifiers)) == {
         "plenary-registration", "art-26-par-unico", "ledger-transfer:1200450", "new:LC35-1991-0001", "governor",
         "1991-12-20", "27975.427", "Case.DeadlineOpened"}
-    assert english_or_codes("Publicado em 20/12/1991; área 27.975,427 km²; e-mail; Cruzeiro do Sul", identifiers) == []
+    shown = "Publicado em 20/12/1991; área 27.975,427 km²; e-mail; Cruzeiro do Sul"
+    assert english_or_codes(shown, identifiers) == []
