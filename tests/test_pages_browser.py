@@ -146,7 +146,7 @@ def test_a_reader_signs_in_reads_the_1991_case_as_of_a_date_follows_a_document_a
     wait_until(browser, lambda d: d.current_url.endswith(f"/processos/{CASE_1991}"))
     wait_for(browser, "#timeline tbody tr")
     assert browser.find_element(By.ID, "stage").text == "concluído"
-    assert "Linha do tempo dos atos" in browser.page_source and "registro tardio" in browser.page_source
+    assert "Tramitação: o andamento do processo" in browser.page_source and "registro tardio" in browser.page_source
     bars = browser.find_elements(By.CSS_SELECTOR, "#deadline-axis svg g.deadline")
     assert bars and all(bar.get_attribute("class").split()[1] in ("met-on-time", "met-late") for bar in bars)
     assert browser.find_element(By.ID, "verdict").get_attribute("class") == "intact"
