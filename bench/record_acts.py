@@ -102,17 +102,22 @@ import multiprocessing
 import os
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
@@ -208,6 +213,20 @@ class ActCounter:
 
 def store_url(store: str, folder: str, name: str) -> str:
     return "memory://" if store == "memory" else f"sqlite:///{folder}/{name}.sqlite"
+
+
+class Stores:
+    """Fresh stores of one kind: the memory store, SQLite files in a folder, or new databases on a throwaway
+    PostgreSQL cluster (tests/pgcluster.py, started as the tests start one)."""
+
+    def __init__(self, kind: str, folder: str, cluster: Any = None) -> None:
+        self.kind, self.folder, self.cluster = kind, folder, cluster
+
+    def url(self, name: str) -> str:
+        """A fresh store's URL (`name` names the SQLite file)."""
+        if self.kind == "postgres":
+            return self.cluster.url(self.cluster.create_database(), pool_size=2)
+        return store_url(self.kind, self.folder, name)
 
 
 def build_tramita(database_url: str) -> tuple[Tramita, list[str]]:
@@ -310,10 +329,10 @@ class TramitaSide:
 
 
 def audit_log_of(app: Tramita, database_url: str) -> Any:
-    """On SQLite, as a deployment runs: the audit log's tables made and its tree holding every event so far, and
-    each act checking the aggregates it reads against the tree's leaves (tramita/bootstrap.py `build_audit`); None
-    in memory, where there is no log (the acts check their hash chains only)."""
-    if not database_url.startswith("sqlite"):
+    """On SQLite and PostgreSQL, as a deployment runs: the audit log's tables made and its tree holding every event
+    so far, and each act checking the aggregates it reads against the tree's leaves (tramita/bootstrap.py
+    `build_audit`); None in memory, where there is no log (the acts check their hash chains only)."""
+    if database_url.startswith("memory"):
         return None
     from audit.log import AuditLog
     from audit.logged import LoggedHashes
@@ -425,10 +444,10 @@ def chunks(total: int, rounds: int) -> list[int]:
     return [n for n in save_sizes(rounds, total) if n]
 
 
-def compare(store: str, folder: str, cases: int, rounds: int) -> tuple[Run, Run]:
+def compare(stores: Stores, cases: int, rounds: int) -> tuple[Run, Run]:
     """Both sides, each in its own process on its own store, in rounds: tramita records a chunk of the cases,
     then the raw library saves as many events in as many saves as that chunk took; the totals of each side."""
-    tramita, raw = Side("tramita", store_url(store, folder, "bench")), Side("raw", store_url(store, folder, "raw"))
+    tramita, raw = Side("tramita", stores.url("bench")), Side("raw", stores.url("raw"))
     ours: list[Run] = []
     theirs: list[Run] = []
     try:
@@ -551,10 +570,11 @@ def alternately(first: Callable[[], float], second: Callable[[], float],
 
 
 def growth_case_length(short_url: str, long_url: str, long: int, short: int, samples: int,
-                       siblings: int) -> tuple[float, float]:
+                       siblings: int) -> tuple[float, float, ColdCase]:
     """Median seconds of one Art. 10 cycle (3 acts) on cases of about `short` events, then on one case grown to
     about `long` events, every cycle of it followed by one on a sibling case (so the log interleaves them). Each
-    length has its own store, grown untimed; the two are then timed alternately."""
+    length has its own store, grown untimed; the two are then timed alternately. With them, where the long case
+    stands at the end (for the cold line, which reads copies of its store)."""
 
     def grown_together(database_url: str) -> list[GrowingCase]:
         app, seeded = build_tramita(database_url)
@@ -578,7 +598,108 @@ def growth_case_length(short_url: str, long_url: str, long: int, short: int, sam
         return seconds
 
     at_short, at_long = alternately(lambda: next(shorts).cycle(), on_long, samples)
-    return statistics.median(at_short) / 3, statistics.median(at_long) / 3
+    sibling = others[0]
+    cold = ColdCase(str(target.app.resolve_case(target.number)), target.number, target.day, sibling.number,
+                    sibling.day, target.length())
+    return statistics.median(at_short) / 3, statistics.median(at_long) / 3, cold
+
+
+# ---------------------------------------------------------------------------------------------- the cold line
+
+
+@dataclass(frozen=True)
+class ColdCase:
+    """The long case of the case-length line as its store holds it at the end: its id, number, the day its next
+    act may bear and its events; and a sibling case (another case of the store) with its next day."""
+
+    case_id: str
+    number: str
+    day: date
+    sibling: str
+    sibling_day: date
+    events: int
+
+
+def open_deployed(database_url: str) -> Tramita:
+    """A `Tramita` on an existing store as a deployment's process opens it (the audit log's tree caught up, every
+    act checking what it reads against it), with what a process loads once (the names, the calendars) loaded."""
+    app = Tramita(persistence_env(database_url), clock=lambda: NOW)
+    ToponymList.shipped()
+    app.calendar.holiday_name(SEED_DAY)
+    audit_log_of(app, database_url)
+    return app
+
+
+def requisition(app: Tramita, number: str, day: date) -> None:
+    """One act: the Mesa requisitions the IBGE's Art. 4 figures on the case."""
+    app.issue_requisition(number, MESA, day, body=IBGE.role, items=["art-4"])
+
+
+def clocked(work: Callable[[], Any]) -> tuple[float, float]:
+    """The CPU and wall seconds `work` took."""
+    start, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.process_time() - cpu, time.perf_counter() - start
+
+
+def cold_act(database_url: str, case: ColdCase) -> tuple[float, float]:
+    """In a fresh process, nothing of the long case in memory: the CPU and wall seconds of the first act on it.
+    An act on the sibling first (untimed) loads what a process loads once for any case (topics, the registry)."""
+    app = open_deployed(database_url)
+    requisition(app, case.sibling, case.sibling_day)
+    return clocked(lambda: requisition(app, case.number, case.day))
+
+
+def raw_get_and_warm_act(database_url: str, case: ColdCase) -> tuple[float, float]:
+    """In a fresh process made ready as `cold_act`'s: the library's `repository.get` of the long case (an
+    application on the same store without the aggregate cache, decoding with the same transcoder), plus an act
+    on the case once it is held in memory (a first act untimed, then one timed): the CPU and wall seconds."""
+    app = open_deployed(database_url)
+    requisition(app, case.sibling, case.sibling_day)
+    raw = Tramita({**persistence_env(database_url), "AGGREGATE_CACHE_MAXSIZE": ""}, clock=lambda: NOW)
+    get = clocked(lambda: raw.repository.get(UUID(case.case_id)))
+    requisition(app, case.number, case.day)
+    act = clocked(lambda: requisition(app, case.number, case.day))
+    return get[0] + act[0], get[1] + act[1]
+
+
+def copy_sqlite(source: str, target: str) -> None:
+    """A copy of a SQLite store through SQLite's backup API (consistent while the source is open)."""
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+
+
+def growth_cold(long_url: str, case: ColdCase, samples: int) -> tuple[list[tuple[float, float]],
+                                                                        list[tuple[float, float]]]:
+    """`samples` rounds of the cold first act and of the raw get plus a warm act, each in a fresh process on its
+    own fresh copy of the long store, the first of a round taking turns."""
+    source = long_url.removeprefix("sqlite:///")
+    context = multiprocessing.get_context("spawn")
+
+    def in_fresh_process(measure: Callable[[str, ColdCase], tuple[float, float]]) -> Callable[[], Any]:
+        def run() -> tuple[float, float]:
+            target = f"{source}.cold.sqlite"
+            copy_sqlite(source, target)
+            try:
+                with ProcessPoolExecutor(max_workers=1, mp_context=context) as process:
+                    return process.submit(measure, f"sqlite:///{target}", case).result()
+            finally:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{target}{suffix}").unlink(missing_ok=True)
+        return run
+
+    return alternately(in_fresh_process(cold_act), in_fresh_process(raw_get_and_warm_act), samples)
+
+
+def print_cold(long: int, case: ColdCase, cold: list[tuple[float, float]],
+               baseline: list[tuple[float, float]]) -> None:
+    cpu = [c for c, _ in cold], [c for c, _ in baseline]
+    print(f"first act on a {case.events}-event case in a fresh process: CPU {spread(cpu[0], 1000)} ms, wall "
+          f"{spread([w for _, w in cold], 1000)} ms; the raw library's repository.get of it plus a warm act: CPU "
+          f"{spread(cpu[1], 1000)} ms, wall {spread([w for _, w in baseline], 1000)} ms (min-median-max of "
+          f"{len(cold)} rounds, each side in a fresh process on a fresh copy)")
+    print(f"growth cold-{long} goal: {GROWTH_GOAL}")
+    print(f"growth cold-{long}: {statistics.median(cpu[0]) / statistics.median(cpu[1]):.4f}")
 
 
 class MunicipalitySeries:
@@ -630,7 +751,8 @@ def print_growth(name: str, first: float, then: float, what: str) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=200, help="creation cases to record (default 200)")
-    parser.add_argument("--store", choices=("memory", "sqlite"), default="memory", help="event store (default memory)")
+    parser.add_argument("--store", choices=("sqlite", "postgres", "memory"), default="sqlite",
+                        help="event store (default sqlite; postgres: a throwaway cluster; memory: for information)")
     parser.add_argument("--long-case", type=int, default=1000, metavar="EVENTS",
                         help="events the long case grows to (default 1000; its short length is 30)")
     parser.add_argument("--municipality-cases", type=int, default=400, metavar="N",
@@ -638,7 +760,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--samples", type=int, default=20, help="timed samples of each growth length (default 20)")
     parser.add_argument("--rounds", type=int, default=10,
                         help="rounds the cases are recorded in, alternating the two sides (default 10)")
-    parser.add_argument("--no-growth", action="store_true", help="skip the growth lines")
+    parser.add_argument("--cold-samples", type=int, default=10,
+                        help="rounds of the cold line, each side in a fresh process (default 10)")
+    parser.add_argument("--no-growth", action="store_true", help="skip the growth lines (measured on SQLite only)")
     parser.add_argument("--instructions", type=int, nargs="?", const=20, metavar="CASES",
                         help="instead of timing, count with valgrind's callgrind the instructions both sides execute "
                              f"over CASES creation cases (default 20) after the first {INSTRUCTIONS_BEFORE}")
@@ -650,8 +774,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"unexpected arguments: {' '.join(map(str, args.numbers))}")
     if args.instructions is not None and (args.instructions < 1 or shutil.which("valgrind") is None):
         parser.error("--instructions counts at least 1 case, with valgrind (the Debian package valgrind)")
-    if args.cases < 1 or args.rounds < 1:
-        parser.error("--cases and --rounds must be at least 1")
+    if args.cases < 1 or args.rounds < 1 or args.cold_samples < 1:
+        parser.error("--cases, --rounds and --cold-samples must be at least 1")
+    if args.instructions is not None and args.store == "postgres":
+        parser.error("--instructions counts on the memory or SQLite store (a server's work is not in the count)")
     if args.long_case <= SHORT_CASE or args.municipality_cases <= EARLY_CASE or args.samples < 1:
         parser.error(f"--long-case must be over {SHORT_CASE}, --municipality-cases over {EARLY_CASE}, "
                      "--samples at least 1")
@@ -667,16 +793,34 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
             print_instructions(args.store, args.instructions, *instructions(args.store, folder, args.instructions))
         return
-    with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
-        tramita, raw = compare(args.store, folder, args.cases, args.rounds)
-        if not args.no_growth:
-            length = growth_case_length(store_url(args.store, folder, "short"), store_url(args.store, folder, "long"),
-                                        args.long_case, SHORT_CASE, args.samples, SIBLINGS)
-            series = growth_municipality(store_url(args.store, folder, "early"), store_url(args.store, folder, "late"),
-                                         EARLY_CASE, args.municipality_cases, args.samples // 2 or 1)
+    cluster = None
+    if args.store == "postgres":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from tests.pgcluster import NoServerBinaries, start_cluster
+
+        try:
+            cluster = start_cluster()
+        except NoServerBinaries as missing:
+            print(f"store: postgres skipped: {missing}")
+            return
+    growth = args.store == "sqlite" and not args.no_growth
+    try:
+        with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
+            stores = Stores(args.store, folder, cluster)
+            tramita, raw = compare(stores, args.cases, args.rounds)
+            if growth:
+                *length, cold_case = growth_case_length(stores.url("short"), stores.url("long"), args.long_case,
+                                                        SHORT_CASE, args.samples, SIBLINGS)
+                cold = growth_cold(stores.url("long"), cold_case, args.cold_samples)
+                series = growth_municipality(stores.url("early"), stores.url("late"), EARLY_CASE,
+                                             args.municipality_cases, args.samples // 2 or 1)
+    finally:
+        if cluster is not None:
+            cluster.stop()
     tramita_rate, raw_rate = tramita.per_second(tramita.events), raw.per_second(raw.events)
-    print(f"store: {args.store}, creation cases: {args.cases}, in {min(args.rounds, args.cases)} rounds alternating "
-          "the two sides, each in its own process")
+    server = f" ({cluster.version}, a throwaway cluster, fsync off)" if cluster is not None else ""
+    print(f"store: {args.store}{server}, creation cases: {args.cases}, in {min(args.rounds, args.cases)} rounds "
+          "alternating the two sides, each in its own process")
     print(f"tramita: {tramita.acts} acts, {tramita.events} events in {tramita.seconds:.3f} s "
           f"({tramita.events / tramita.acts:.2f} events per act)")
     print(f"tramita acts/s: {tramita.per_second(tramita.acts):.1f}")
@@ -685,13 +829,18 @@ def main(argv: list[str] | None = None) -> None:
     print(f"raw library: {raw.acts} saves, {raw.events} events in {raw.seconds:.3f} s")
     print(f"raw library events/s: {raw_rate:.1f}")
     print(f"raw library CPU per save: {raw.cpu / raw.acts * 1e6:.1f} µs")
-    if not args.no_growth:
+    print(f"ratio of the CPU times (for information): {raw.cpu / raw.events / (tramita.cpu / tramita.events):.4f}")
+    if growth:
         print_growth(f"case-length-{args.long_case}-vs-{SHORT_CASE}", *length,
                      f"Art. 10 cycles on cases of {SHORT_CASE} events, then on one of {args.long_case}")
         print_growth(f"municipality-case-{args.municipality_cases}-vs-{EARLY_CASE}", *series,
                      f"opening and first findings of cases {EARLY_CASE}.., then {args.municipality_cases}.. "
                      "on one municipality")
-    print("ratio goal: >= 0.5")
+        print_cold(args.long_case, cold_case, *cold)
+    if args.store == "memory":
+        print("ratio goal: none (no one runs the memory store; printed for information)")
+    else:
+        print("ratio goal: >= 0.5")
     print(f"ratio: {tramita_rate / raw_rate:.4f}")
 
 

@@ -52,15 +52,35 @@ def test_the_alert_scan_benchmark_raises_the_alerts_due_in_proportion_to_the_ope
         "1,000 open", "10,000 open"]
 
 
-def test_the_record_acts_benchmark_alternates_its_sides_and_prints_both_growth_lines_and_its_ratio():
-    """A small run: two cases in two rounds, the long case grown to 40 events, the series to its 22nd case."""
+def test_the_record_acts_benchmark_alternates_its_sides_on_sqlite_and_prints_the_warm_and_cold_growth_lines():
+    """A small run: two cases in two rounds, the long case grown to 40 events, the series to its 22nd case, the
+    cold first act in two rounds of fresh processes."""
     lines = run_bench("record_acts.py", "--cases", "2", "--rounds", "2", "--long-case", "40",
-                      "--municipality-cases", "22", "--samples", "2")
-    assert lines[0] == ("store: memory, creation cases: 2, in 2 rounds alternating the two sides, "
+                      "--municipality-cases", "22", "--samples", "2", "--cold-samples", "2")
+    assert lines[0] == ("store: sqlite, creation cases: 2, in 2 rounds alternating the two sides, "
                         "each in its own process")
+    assert any(line.startswith("tramita CPU per act: ") for line in lines), lines
     assert [line.split(":")[0] for line in lines if line.startswith("growth ")] == [
         "growth case-length-40-vs-30 goal", "growth case-length-40-vs-30",
-        "growth municipality-case-22-vs-20 goal", "growth municipality-case-22-vs-20"]
+        "growth municipality-case-22-vs-20 goal", "growth municipality-case-22-vs-20",
+        "growth cold-40 goal", "growth cold-40"]
+    assert float(lines[-3].removeprefix("growth cold-40: ")) > 0
+    assert lines[-2] == "ratio goal: >= 0.5" and float(lines[-1].removeprefix("ratio: ")) > 0
+
+
+def test_the_record_acts_benchmark_prints_the_memory_store_for_information_without_a_goal():
+    lines = run_bench("record_acts.py", "--store", "memory", "--cases", "1", "--rounds", "1")
+    assert lines[0].startswith("store: memory, ")
+    assert not any(line.startswith("growth ") for line in lines), lines
+    assert lines[-2].startswith("ratio goal: none") and float(lines[-1].removeprefix("ratio: ")) > 0
+
+
+def test_the_record_acts_benchmark_on_postgres_runs_on_a_throwaway_cluster_or_says_why_not():
+    """Without the server's programs the bench says so in one line and succeeds (make goes on)."""
+    lines = run_bench("record_acts.py", "--store", "postgres", "--cases", "1", "--rounds", "1")
+    if lines[0].startswith("store: postgres skipped: "):
+        return
+    assert lines[0].startswith("store: postgres (PostgreSQL "), lines
     assert lines[-2] == "ratio goal: >= 0.5" and float(lines[-1].removeprefix("ratio: ")) > 0
 
 
