@@ -209,7 +209,7 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
     errors.register(flask)
     flask.before_request(authenticate)
     for blueprint in (acts.blp, views.cases, dossier.blp, audit_views.blp, views.reads, statute.blp,
-                      subscriptions.blp, document_views.blp, views.health):
+                      subscriptions.blp, document_views.blp, views.health, views.caller):
         api.register_blueprint(blueprint)
     flask.before_request(check_query)
     flask.before_request(read_body)  # after authenticate: an anonymous body is never read

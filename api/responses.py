@@ -357,6 +357,17 @@ class ReadModelsHealthSchema(Schema):
         "description": "the first differing rows: table, key, kind (changed, missing, extra, ahead) and columns"})
 
 
+class CallerSchema(Schema):
+    """`GET /whoami`: who the request's token acts as."""
+
+    token_id = fields.String(required=True, metadata={"description": "the token's id (what `tramita token revoke` "
+                                                                     "takes)"})
+    principal = fields.String(required=True, metadata={"description": "whom the token was issued to"})
+    role = fields.String(required=True, metadata={"description": "the body it records acts as (e.g. assembly-mesa)"})
+    municipality = fields.String(allow_none=True, required=True, metadata={
+        "description": "a municipal body's IBGE code; null for a state body"})
+
+
 class HealthSchema(Schema):
     status = fields.String(required=True)
     database = fields.String(required=True)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, g, request, stream_with_context
 from flask_babel import gettext as _
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
@@ -27,6 +27,7 @@ from projections import checked, projector, queries
 cases = Blueprint("cases", __name__, description="Cases: state, history, verification, export")
 reads = Blueprint("read-models", __name__, description="Deadlines, alerts, Art. 38 freezes and the registry")
 health = Blueprint("health", __name__, description="Liveness and the projections' progress")
+caller = Blueprint("caller", __name__, description="Who a token acts as")
 
 READ_ERRORS = [401, 422]
 #: The `text/csv` answer a list gives with `?format=csv` or `Accept: text/csv` (api/exports.py).
@@ -206,6 +207,14 @@ def get_municipality(ibge_code: str):  # noqa: ANN201
 def list_toponyms():  # noqa: ANN201
     toponyms = tramita().toponyms()
     return {"version": toponyms.version, "shipped": len(toponyms) - len(toponyms.added), "added": toponyms.added}
+
+
+@caller.route("/whoami", methods=["GET"], endpoint="whoami")
+@caller.response(200, r.CallerSchema)
+@errors_doc([401], summary="Who the request's token acts as: its id, its principal, its body (role) and a municipal "
+                           "body's municipality; nothing is read beyond the token's own check")
+def whoami():  # noqa: ANN201
+    return {"token_id": g.token_id, **g.actor.as_dict()}
 
 
 @health.route("/health", methods=["GET"], endpoint="health")
