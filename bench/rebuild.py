@@ -45,19 +45,20 @@ What is measured
    its rate beside the raw library's says what an amendment costs on a log of this size.
 
 Each of 1, 2 and 3 runs in a fresh child process (this script with a hidden `--measure` option), on the same
-database, one after the other, so that neither the generation nor the other measurement counts in its memory.
-They run R rounds (`--repeat`, default 3, at least 2), the first of the two compared sides taking turns (raw then
-rebuild, then rebuild then raw, ...; the scan after them), since on a shared machine a single run can be off by
-a factor of two. Each side's wall and CPU seconds are printed as min-median-max over the rounds, and the ratios
-are those of the medians: the `ratio:` line of the CPU times (`time.process_time`, each child's own; the other
-work of a shared machine moves the wall clock by several times), the ratio of the wall times printed before it.
-The rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's start-up
-(imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside it.
-On Linux the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which is `getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the
-parent at exec (the parent's own peak, the generation's, which ru_maxrss would report whenever it is the
-larger); elsewhere it is ru_maxrss, start-up and parent included. The RSS (from /proc/self/statm, on Linux) is
-also sampled before the rebuild, when it has covered 10%, 50%, 90% and 100% of the log (as its progress reports:
-the events read), and after every transaction (the highest is shown), to show whether it stays flat.
+database, one after the other, so that neither the generation nor the other measurement counts in its memory. They
+run R rounds (`--repeat`, default 3, at least 2), the first of the two compared sides taking turns (raw then
+rebuild, then rebuild then raw, ...; the scan after them), since on a shared machine a single run can be off by a
+factor of two. Each side's wall and CPU seconds are printed as min-median-max over the rounds, and the ratios are
+those of the medians: the `ratio:` line of the CPU times (`time.process_time`, each child's own; the other work of
+a shared machine moves the wall clock by several times), the ratio of the wall times printed before it. The
+rebuild's peak RSS is the child's high-water mark, reset just before the rebuild so that the child's start-up
+(imports, the statute, the connection pool) does not count; the start-up's own peak is shown beside it. On Linux
+the mark is reset through /proc/self/clear_refs and read as VmHWM from /proc/self/status, which is
+`getrusage(RUSAGE_SELF).ru_maxrss` without what the kernel carries over from the parent at exec (the parent's own
+peak, the generation's, which ru_maxrss would report whenever it is the larger); elsewhere it is ru_maxrss,
+start-up and parent included. The RSS (from /proc/self/statm, on Linux) is also sampled before the rebuild, when it
+has covered 10%, 50%, 90% and 100% of the log (as its progress reports: the events read), and after every
+transaction (the highest is shown), to show whether it stays flat.
 
 The goals: ratio >= 0.5, peak RSS (the highest of the rounds) flat and < 200 MB. With a smaller N (a small
 machine) the times should scale linearly with N.
