@@ -34,21 +34,25 @@ run: $(STAMP) | var
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-## make bench: recording acts (and an act's cost on a 1,000-event case and at the 400th case on one municipality;
-## then the same comparison counted in instructions, where valgrind is installed),
-## rebuilding the projections from a 1,000,000-event log (EVENTS=N for fewer), the scheduler's scan with 1,000 and
-## 100,000 open deadlines, what the scheduler pays to read 10,000 alerts' events at a restart, then the HTTP API
+## make bench: recording acts against the library's saves on SQLite (wall ratio, CPU per act; an act's cost on a
+## 1,000-event case, warm and first in a fresh process, and at the 400th case on one municipality), on a throwaway
+## PostgreSQL cluster (where its server binaries are found; make goes on without it) and, for information, in
+## memory; the same comparison counted in instructions (where valgrind is installed); rebuilding the projections
+## from a 1,000,000-event log (EVENTS=N for fewer) against the same decoder's read, in rounds, with its RSS; the
+## scheduler's scan per due deadline with 1,000 and 100,000 open deadlines (1% due); what the scheduler pays
+## to read 10,000 alerts' events at a restart, then the HTTP API
 ## under 16 concurrent clients (gunicorn on SQLite) against the same acts
 ## in-process, then a normal request while hostile clients hold the HTTP edge (nginx in front, the servers alone),
 ## then the full verification of a signed, checkpointed log against the library's decoded read, and an
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
-## raw replay of the whole case, then the printable case file of a 1,000-event case against its JSON timeline,
+## raw replay of the same events, then the printable case file of a 1,000-event case against its JSON timeline,
 ## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL
 ## (where its server binaries are found; make goes on without it otherwise).
 bench: $(STAMP)
-	$(BIN)/python bench/record_acts.py
 	$(BIN)/python bench/record_acts.py --store sqlite
-	-$(BIN)/python bench/record_acts.py --instructions
+	-$(BIN)/python bench/record_acts.py --store postgres
+	$(BIN)/python bench/record_acts.py --store memory --no-growth
+	-$(BIN)/python bench/record_acts.py --instructions --store memory
 	$(BIN)/python bench/rebuild.py $(if $(EVENTS),--events $(EVENTS))
 	$(BIN)/python bench/alert_scan.py
 	$(BIN)/python bench/alert_events.py
