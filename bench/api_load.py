@@ -1,44 +1,45 @@
-"""Benchmark: how fast the HTTP API records acts under concurrent clients (gunicorn on SQLite), compared with the
-application service doing the same acts in-process in the same run.
+"""Benchmark: what tramita adds around an act over HTTP, in the server's CPU: an act request against the floor (an
+authenticated `GET /whoami` through the same server and app) and against the same act in-process, in one run.
 
-Usage: python bench/api_load.py [--seconds S] [--clients C] [--workers W]
+Usage: python bench/api_load.py [--seconds S] [--rounds R] [--clients C] [--workers W]
 
-Why: the API adds a lot around each act (a bearer token looked up, the competence checked, the body parsed and
-validated, the answer rendered as JSON, HTTP itself). This measures what is left of the service's rate once all
-of that is in front of it.
+Why: over HTTP an act is wrapped in a token check, the body's checks and parse, the competence check, the schema,
+the answer and its JSON, and gunicorn's and Flask's own work. The floor is what any authenticated request costs
+(gunicorn, Flask, the token's read from the store, a small JSON answer); what an act request costs beyond it is
+the act plus tramita's own work around it. The goal: that work at most half the act again, i.e.
+`(act request - floor) / in-process act <= 1.5`, all three in CPU time, which the machine's other work moves far
+less than rates.
 
 What is measured
 ----------------
 0. Set-up (untimed). In a temporary folder: a fresh SQLite database created by `tramita migrate`, Acre's
-   registry seeded (`Tramita.seed_registry`), an `assembly-mesa` token issued (`Tramita.issue_token`); then
-   `tramita serve --bind 127.0.0.1:<free port> --workers W` (gunicorn's threaded workers unless
-   GUNICORN_CMD_ARGS says otherwise, each with its own application) on that file, polled on `/health`.
+   registry seeded, an `assembly-mesa` token issued (`Tramita.issue_token`); then `tramita serve --bind
+   127.0.0.1:<free port> --workers W` (gunicorn's threaded workers unless GUNICORN_CMD_ARGS says otherwise, each
+   with its own application, the access log on as `tramita serve` has it) on that file, polled on `/health`. C
+   HTTP clients (stdlib `http.client`, one kept-alive connection each) each open a case of their own with
+   `POST /cases`: a voters' creation petition with 32 valid Acre voter titles, one registry municipality per
+   client (so that the clients share no aggregate). On a second fresh database, the in-process side seeds the
+   registry and opens C cases the same way, then starts W worker processes (spawned), each with its own
+   application built as the CLI builds it and its share of the cases read once, as a server worker has: one
+   process would give the in-process side one interpreter lock against the server's W.
 
-1. HTTP. C client threads (stdlib `http.client`, one connection each, kept alive when the server allows it)
-   each open a case of their own with `POST /cases` (untimed; the case from the answer's `Location`): a
-   voters' creation petition with 32 valid Acre voter titles, like the demo's Feijó petition, one registry
-   municipality per client (opening saves that municipality's Art. 38 freeze, so the clients share no
-   aggregate). Then, all starting together, for S seconds each client records on its case the Art. 10 mix in
-   turn: `requisition-issued` (to the next of the six competent bodies) and `requisition-received` of it (the
-   case numbers requisitions R1, R2, ... in order); every act carries the previous answer's ETag as `If-Match`.
-   Only an act answer's status and ETag are read. Every request's latency is measured (`time.perf_counter`,
-   sending to the whole response read); only 2xx answers count; any other is counted by status and printed
-   (there should be none), and the client reads its case back (`GET /cases/{id}`: ETag and requisitions).
+1. R rounds, each running three sides in turn for S seconds each, the order reversed every other round (act
+   requests, floor, in-process; then in-process, floor, act requests), so that no side always runs first or last
+   on a machine whose other work comes and goes:
+   - act requests: the C clients, starting together, each record on its case the Art. 10 mix in turn
+     (`requisition-issued` to the next of six competent bodies, then `requisition-received` of it), each with the
+     previous answer's ETag as `If-Match`; only 2xx answers count (any other is counted by status and printed);
+   - floor: the same clients, on new connections as for the acts, each sending `GET /whoami` with the same token
+     (the token's id, principal and role, read from nothing but the token's own check);
+   - in-process: the W processes, one writer thread per case (C in all), recording the same mix by direct calls to
+     `issue_requisition` and `receive_requisition` on their own cases, started together (a barrier).
+   The server's CPU (user + system of gunicorn's master and workers, from /proc, Linux only) is read before and
+   after each HTTP side; each in-process worker reads its own (`time.process_time`, all its threads) around its
+   side. Every request's and act's latency is taken (`time.perf_counter`, sending to the whole answer read).
 
-2. In-process (the baseline, "the service rate"), after the server has stopped, so that the two do not share
-   the machine. On a second fresh database the registry is seeded and C cases opened the same way (untimed).
-   Then exactly the HTTP run's work: case i gets as many acts of the same mix as HTTP client i recorded, by
-   direct calls to `issue_requisition` and `receive_requisition`, with the same concurrency as the server: W
-   processes (`multiprocessing`, spawned), each with its own application built as the CLI builds it (its cases
-   read once, untimed, as the HTTP workers had served their openings), and one writer thread per case, C in
-   all, started together. W processes rather than C threads in one: a gunicorn worker's threads share one
-   interpreter lock, and W workers use W cores; one process would give the baseline one core against the
-   server's W and flatter the ratio. Timed from the workers' common start (a barrier) to the last one's end.
-
-The CPU time used during the timed HTTP part is shown for the server (gunicorn's master and workers, from
-/proc, on Linux) and for the client process, to tell whether the machine's cores or the database's writer limit
-the rate. Printed: both rates, the p50 and p99 latency of each side's acts, and last
-`ratio: <HTTP acts/s ÷ in-process acts/s>` (goal >= 0.5).
+Printed, per round and then min-median-max over the rounds: the server's CPU per act request and per floor
+request, and the in-process act's CPU; the p50 and p99 latencies of each side; then
+`overhead ratio: <(act request - floor) / in-process act>`, the median of the rounds' (goal <= 1.5).
 """
 
 from __future__ import annotations
@@ -52,13 +53,14 @@ import os
 import queue
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -81,6 +83,8 @@ BODIES = ("ibge", "tre", "sefaz", "setop", "pge", "sectma")
 SIGNATURES = 32
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
+#: The floor: an authenticated GET of a tiny resource that does no work beyond the token's check.
+FLOOR_PATH = "/whoami"
 
 
 def legal_today() -> date:
@@ -147,19 +151,22 @@ class ActMix:
 
 @dataclass
 class Run:
-    """One timed part: the acts recorded, each one's latency, the errors by status, the time taken."""
+    """One side of one round: what it did (acts or requests, each one's latency), its errors by status, the time
+    it took and the CPU seconds it used (the server's for an HTTP side, the workers' own in-process)."""
 
     seconds: float = 0.0
     latencies: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    cpu: float = math.nan
 
     @property
-    def acts(self) -> int:
+    def count(self) -> int:
         return len(self.latencies)
 
     @property
-    def rate(self) -> float:
-        return self.acts / self.seconds if self.seconds else math.inf
+    def cpu_each(self) -> float:
+        """CPU milliseconds per act or request."""
+        return self.cpu / self.count * 1000 if self.count else math.nan
 
     def percentile(self, p: float) -> float:
         """The p-th percentile latency in milliseconds (nearest rank)."""
@@ -167,6 +174,10 @@ class Run:
             return math.nan
         ordered = sorted(self.latencies)
         return ordered[min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))] * 1000
+
+    def add(self, other: Run) -> None:
+        self.latencies += other.latencies
+        self.errors += other.errors
 
 
 def open_service_cases(url: str, clients: int) -> list[str]:
@@ -186,81 +197,104 @@ def open_service_cases(url: str, clients: int) -> list[str]:
         app.close()
 
 
-def service_worker(url: str, share: list[tuple[str, int]], barrier: Any, results: Any) -> None:
-    """One in-process worker: its own application (as a gunicorn worker has) and one writer thread per case of
-    its share, each recording its count of acts of the mix once every worker is ready."""
+def service_worker(url: str, share: list[str], barrier: Any, commands: Any, results: Any) -> None:
+    """One in-process worker: its own application (as a gunicorn worker has), its cases read once, then for each
+    round it is given (seconds) one writer thread per case recording the mix, its CPU read around them."""
     app = build_application(url)
     try:
-        for number, _ in share:
+        for number in share:
             app.get_case(number)  # the HTTP workers have served the openings before their timed part
         methods = {"requisition-issued": app.issue_requisition, "requisition-received": app.receive_requisition}
-        day, latencies, failures = legal_today(), [], []
+        mixes = {number: ActMix() for number in share}
+        results.put("ready")
+        while (seconds := commands.get()) is not None:
+            day, latencies, failures = legal_today(), [], []
 
-        def write(number: str, acts: int) -> None:
-            mix = ActMix()
-            try:
-                for _ in range(acts):
-                    act, fields_ = mix.next()
-                    began = time.perf_counter()
-                    acted = methods[act](number, MESA, day, **fields_)
-                    latencies.append(time.perf_counter() - began)
-                    if mix.done(act) != acted.result:
-                        raise AssertionError(f"{number}: {act} returned {acted.result!r}, the mix expected another")
-            except BaseException as error:  # noqa: BLE001 - reported to the parent
-                failures.append(repr(error))
+            def write(number: str, until: float) -> None:
+                mix = mixes[number]
+                try:
+                    while time.perf_counter() < until:
+                        act, fields_ = mix.next()
+                        began = time.perf_counter()
+                        acted = methods[act](number, MESA, day, **fields_)
+                        latencies.append(time.perf_counter() - began)
+                        if mix.done(act) != acted.result:
+                            raise AssertionError(f"{number}: {act} returned {acted.result!r}, the mix expected another")
+                except BaseException as error:  # noqa: BLE001 - reported to the parent
+                    failures.append(repr(error))
 
-        threads = [threading.Thread(target=write, args=item, daemon=True) for item in share]
-        barrier.wait(timeout=START_TIMEOUT)
-        start = time.monotonic()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        results.put((latencies, failures, start, time.monotonic()))
+            barrier.wait(timeout=START_TIMEOUT)
+            cpu, began = time.process_time(), time.perf_counter()
+            threads = [threading.Thread(target=write, args=(number, began + seconds), daemon=True) for number in share]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            results.put((latencies, failures, time.process_time() - cpu, time.perf_counter() - began))
     finally:
         app.close()
 
 
-def in_process(url: str, work: list[int], workers: int) -> Run:
-    """The service rate: `work[i]` acts of the mix on case i, by `workers` processes, one thread per case."""
-    numbers = open_service_cases(url, len(work))
-    shares = [share for w in range(workers) if (share := [(numbers[i], work[i]) for i in range(w, len(work), workers)])]
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(len(shares)), context.Queue()
-    processes = [context.Process(target=service_worker, args=(url, share, barrier, results), daemon=True)
-                 for share in shares]
-    answers: list[tuple[Any, ...]] = []
-    try:
-        for process in processes:
+class InProcess:
+    """W spawned worker processes sharing the C cases, kept for every round (their applications stay warm)."""
+
+    def __init__(self, url: str, clients: int, workers: int) -> None:
+        numbers = open_service_cases(url, clients)
+        shares = [share for w in range(workers) if (share := numbers[w::workers])]
+        context = multiprocessing.get_context("spawn")
+        self.barrier, self.results = context.Barrier(len(shares)), context.Queue()
+        self.commands = [context.Queue() for _ in shares]
+        self.processes = [context.Process(target=service_worker, daemon=True,
+                                          args=(url, share, self.barrier, commands, self.results))
+                          for share, commands in zip(shares, self.commands)]
+        for process in self.processes:
             process.start()
-        while len(answers) < len(processes):
+        self.answers(len(self.processes))
+
+    def answers(self, count: int) -> list[Any]:
+        found: list[Any] = []
+        while len(found) < count:
             try:
-                answers.append(results.get(timeout=5))
+                found.append(self.results.get(timeout=5))
             except queue.Empty:
-                if any(process.exitcode not in (None, 0) for process in processes):
+                if any(process.exitcode not in (None, 0) for process in self.processes):
                     raise SystemExit("an in-process worker failed (its traceback is above)") from None
-    finally:
-        for process in processes:
+        return found
+
+    def run(self, seconds: float) -> Run:
+        """One in-process side: every worker's writers for `seconds`; the CPU is the workers' own."""
+        for commands in self.commands:
+            commands.put(seconds)
+        run = Run(cpu=0.0)
+        for latencies, failures, cpu, took in self.answers(len(self.processes)):
+            if failures:
+                raise SystemExit(f"the in-process run failed: {failures[0]}")
+            run.latencies += latencies
+            run.cpu += cpu
+            run.seconds = max(run.seconds, took)
+        return run
+
+    def close(self) -> None:
+        for commands in self.commands:
+            commands.put(None)
+        for process in self.processes:
+            process.join(timeout=STOP_TIMEOUT)
             if process.is_alive():
                 process.terminate()
-            process.join()
-    run = Run(seconds=max(a[3] for a in answers) - min(a[2] for a in answers))
-    for latencies, failures, _, _ in answers:
-        if failures:
-            raise SystemExit(f"the in-process run failed: {failures[0]}")
-        run.latencies += latencies
-    return run
+                process.join()
 
 
 class Client:
-    """One HTTP client: its connection, its case, its ETag, and what it measured."""
+    """One HTTP client: its connection, its case, its ETag, where its mix stands, and what it measured."""
 
     def __init__(self, port: int, token: str) -> None:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         self.case: str | None = None
         self.etag: str | None = None
+        self.mix = ActMix()
         self.run = Run()
+        self.last: http.client.HTTPResponse | None = None  # the last 2xx answer
 
     def request(self, method: str, path: str, body: dict[str, Any] | None = None,
                 headers: dict[str, str] | None = None) -> tuple[int, http.client.HTTPResponse, bytes]:
@@ -280,78 +314,84 @@ class Client:
         self.case = response.getheader("Location").rsplit("/", 1)[-1]
         self.etag = response.getheader("ETag")
 
-    def resync(self) -> ActMix:
+    def resync(self) -> None:
         """After an error: the case's current ETag and where its mix stands, read back (the case document)."""
         try:
             status, response, data = self.request("GET", f"/cases/{self.case}")
             if status == 200:
                 self.etag = response.getheader("ETag")
-                return ActMix.from_document(json.loads(data)["requisitions"])
+                self.mix = ActMix.from_document(json.loads(data)["requisitions"])
         except (OSError, http.client.HTTPException):
             pass
-        return ActMix()
+
+    def timed(self, name: str, send: Callable[[], tuple[int, http.client.HTTPResponse, bytes]]) -> int | None:
+        """Send one request; its latency kept if it answered 2xx, its status (None: the connection failed)."""
+        began = time.perf_counter()
+        try:
+            status, response, data = send()
+        except (OSError, http.client.HTTPException) as error:
+            self.run.errors[type(error).__name__] += 1
+            return None
+        if 200 <= status < 300:
+            self.run.latencies.append(time.perf_counter() - began)
+            self.last = response
+        else:
+            self.run.errors[str(status)] += 1
+            if self.run.errors[str(status)] == 1:
+                print(f"  {name} answered {status}: {data.decode(errors='replace')[:500]}", file=sys.stderr)
+        return status
 
     def record(self, until: float, day: date) -> None:
-        mix = ActMix()
+        """Acts of the mix on the client's case until `until`."""
         while time.perf_counter() < until:
-            act, body = mix.next()
-            began = time.perf_counter()
-            try:
-                status, response, data = self.request("POST", f"/cases/{self.case}/acts/{act}",
-                                                      {"occurred_on": day.isoformat(), **body},
-                                                      {"If-Match": self.etag or "*"})
-            except (OSError, http.client.HTTPException) as error:
-                self.run.errors[type(error).__name__] += 1
-                mix = self.resync()
-                continue
-            latency = time.perf_counter() - began
-            if 200 <= status < 300:
-                self.run.latencies.append(latency)
-                self.etag = response.getheader("ETag")
-                mix.done(act)
+            act, body = self.mix.next()
+            status = self.timed(act, lambda: self.request("POST", f"/cases/{self.case}/acts/{act}",
+                                                          {"occurred_on": day.isoformat(), **body},
+                                                          {"If-Match": self.etag or "*"}))
+            if status is not None and 200 <= status < 300:
+                self.etag = self.last.getheader("ETag")
+                self.mix.done(act)
             else:
-                self.run.errors[str(status)] += 1
-                if self.run.errors[str(status)] == 1:
-                    print(f"  {act} answered {status}: {data.decode(errors='replace')[:500]}", file=sys.stderr)
-                mix = self.resync()
+                self.resync()
 
-    def close(self) -> None:
-        self.connection.close()
+    def floor(self, until: float, day: date) -> None:
+        """`GET /whoami` until `until`."""
+        while time.perf_counter() < until:
+            self.timed(FLOOR_PATH, lambda: self.request("GET", FLOOR_PATH))
 
 
-def over_http(port: int, token: str, codes: list[str], seconds: float) -> tuple[Run, list[int]]:
-    """C clients, each on its own case, recording acts for `seconds` from the same start; with the acts each
-    client recorded."""
+def over_http(server_pid: int, clients: list[Client], seconds: float, side: str) -> Run:
+    """One HTTP side: every client, on a new connection, sending `side`'s requests ("record" or "floor") for
+    `seconds` from the same start; the server's CPU read around them."""
     day = legal_today()
-    clients = [Client(port, token) for _ in codes]
-    for n, (client, code) in enumerate(zip(clients, codes)):
-        client.open_case(petition(code, n, day))
+    for client in clients:
+        client.connection.close()  # a new connection each side, as the keep-alive of an idle one may have ended
+        client.run = Run()
+    failures: list[BaseException] = []
     start = time.perf_counter() + 0.2  # every thread waiting on the same start
     until = start + seconds
-    failures: list[BaseException] = []
 
     def work(client: Client) -> None:
         try:
             time.sleep(max(0.0, start - time.perf_counter()))
-            client.record(until, day)
+            getattr(client, side)(until, day)
         except BaseException as error:  # noqa: BLE001 - reported after the join
             failures.append(error)
 
     threads = [threading.Thread(target=work, args=(client,), daemon=True) for client in clients]
+    before = process_tree_cpu(server_pid)
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    ended = time.perf_counter()
-    for client in clients:
-        client.close()
+    after = process_tree_cpu(server_pid)
+    run = Run(seconds=time.perf_counter() - start)
     if failures:
         raise failures[0]
-    run = Run(seconds=ended - start)
     for client in clients:
-        run.latencies += client.run.latencies
-        run.errors += client.run.errors
-    return run, [client.run.acts for client in clients]
+        run.add(client.run)
+    run.cpu = after - before if before is not None and after is not None else math.nan
+    return run
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -456,23 +496,32 @@ def process_tree_cpu(root: int) -> float | None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=20.0,
-                        help="seconds the HTTP clients record acts for (default 20)")
-    parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients (default 16)")
+    parser.add_argument("--seconds", type=float, default=6.0, help="seconds each side runs in a round (default 6)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the three sides (default 3)")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent HTTP clients and in-process writers "
+                                                                "(default 16)")
     parser.add_argument("--workers", type=int, default=2,
-                        help="gunicorn worker processes (default 2, one per core of a 2-core machine)")
+                        help="gunicorn worker processes and in-process workers (default 2, one per core of a "
+                             "2-core machine)")
     args = parser.parse_args(argv)
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
-    if args.clients < 1:
-        parser.error("--clients must be at least 1")
-    if args.workers < 1:
-        parser.error("--workers must be at least 1")
+    for name in ("rounds", "clients", "workers"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
     return args
 
 
-def milliseconds(run: Run) -> str:
-    return f"p50 {run.percentile(50):.1f} ms, p99 {run.percentile(99):.1f} ms"
+def spread(values: list[float], digits: int = 3) -> str:
+    """min-median-max of the rounds' values."""
+    return "-".join(f"{value:.{digits}f}" for value in (min(values), statistics.median(values), max(values)))
+
+
+def latency(runs: list[Run]) -> str:
+    whole = Run()
+    for run in runs:
+        whole.add(run)
+    return f"p50 {whole.percentile(50):.1f} ms, p99 {whole.percentile(99):.1f} ms"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -480,36 +529,59 @@ def main(argv: list[str] | None = None) -> None:
     # A SIGTERM to the bench unwinds like Ctrl-C, so that gunicorn and the in-process workers are stopped and the
     # temporary folder removed.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    sides: dict[str, list[Run]] = {"record": [], "floor": [], "in-process": []}
     with tempfile.TemporaryDirectory(prefix="tramita-bench-api-") as folder:
         url = f"sqlite:///{folder}/api.sqlite"
         env = {**os.environ, "TRAMITA_DATABASE_URL": url}
         tramita(env, "migrate")
         token, codes = prepare(url, args.clients)
         port = free_port()
-        with server(env, port, args.workers, Path(folder) / "gunicorn.log") as gunicorn:
-            server_cpu, client_cpu = process_tree_cpu(gunicorn.pid), time.process_time()
-            api, work = over_http(port, token, codes, args.seconds)
-            server_cpu_after, client_cpu = process_tree_cpu(gunicorn.pid), time.process_time() - client_cpu
-        service = in_process(f"sqlite:///{folder}/service.sqlite", work, args.workers)
+        service = InProcess(f"sqlite:///{folder}/service.sqlite", args.clients, args.workers)
+        try:
+            with server(env, port, args.workers, Path(folder) / "gunicorn.log") as gunicorn:
+                if process_tree_cpu(gunicorn.pid) is None:
+                    raise SystemExit("the server's CPU cannot be read (/proc): this bench runs on Linux")
+                clients = [Client(port, token) for _ in codes]
+                day = legal_today()
+                for n, (client, code) in enumerate(zip(clients, codes)):
+                    client.open_case(petition(code, n, day))
+                for round_ in range(args.rounds):
+                    order = ["record", "floor", "in-process"]
+                    for side in order if round_ % 2 == 0 else order[::-1]:
+                        sides[side].append(service.run(args.seconds) if side == "in-process" else
+                                           over_http(gunicorn.pid, clients, args.seconds, side))
+                for client in clients:
+                    client.connection.close()
+        finally:
+            service.close()
+    report(args, sides)
 
-    cores = os.cpu_count() or 1
+
+def report(args: argparse.Namespace, sides: dict[str, list[Run]]) -> None:
+    acts, floors, service = sides["record"], sides["floor"], sides["in-process"]
     print(f"store: sqlite (temporary files), gunicorn workers: {args.workers} "
           f"({os.environ.get('GUNICORN_CMD_ARGS') or 'tramita serve defaults'}), clients: {args.clients}, "
-          f"seconds: {args.seconds:g}, cores: {cores}")
-    errors = ", ".join(f"{status}: {count}" for status, count in sorted(api.errors.items())) or "none"
-    print(f"HTTP: {api.acts} acts (2xx) in {api.seconds:.2f} s by {args.clients} clients "
-          f"({min(work)}-{max(work)} per case); errors: {errors}")
-    print(f"HTTP acts/s: {api.rate:.1f}")
-    print(f"HTTP latency: {milliseconds(api)}")
-    if server_cpu is not None and server_cpu_after is not None:
-        used = server_cpu_after - server_cpu
-        print(f"CPU during the HTTP part: server {used:.1f} s ({used / api.seconds:.2f} of {cores} cores), "
-              f"clients {client_cpu:.1f} s ({client_cpu / api.seconds:.2f} cores)")
-    print(f"in-process: the same {service.acts} acts on {args.clients} cases in {service.seconds:.2f} s, "
-          f"{args.workers} processes, one writer thread per case (per act {milliseconds(service)})")
-    print(f"in-process acts/s: {service.rate:.1f}")
-    print("ratio goal: >= 0.5")
-    print(f"ratio: {api.rate / service.rate:.4f}")
+          f"{args.rounds} rounds of {args.seconds:g} s per side, cores: {os.cpu_count() or 1}")
+    ratios = []
+    for n, (act, floor, own) in enumerate(zip(acts, floors, service), start=1):
+        ratios.append((act.cpu_each - floor.cpu_each) / own.cpu_each)
+        print(f"round {n}: {act.count} act requests at {act.cpu_each:.3f} ms of server CPU each, {floor.count} "
+              f"floor requests at {floor.cpu_each:.3f} ms, {own.count} in-process acts at {own.cpu_each:.3f} ms; "
+              f"overhead ratio {ratios[-1]:.2f}")
+    errors = Counter[str]()
+    for run in acts + floors:
+        errors += run.errors
+    print("HTTP errors: " + (", ".join(f"{status}: {count}" for status, count in sorted(errors.items())) or "none"))
+    print(f"server CPU per act request (ms): {spread([run.cpu_each for run in acts])}")
+    print(f"server CPU per floor request, GET {FLOOR_PATH} (ms): {spread([run.cpu_each for run in floors])}")
+    print(f"in-process act CPU (ms): {spread([run.cpu_each for run in service])}")
+    print(f"act requests/s: {spread([run.count / run.seconds for run in acts], 0)}; "
+          f"in-process acts/s: {spread([run.count / run.seconds for run in service], 0)}")
+    print(f"act request latency: {latency(acts)}; floor latency: {latency(floors)}; in-process act latency: "
+          f"{latency(service)}")
+    print(f"overhead ratio over the rounds: {spread(ratios, 2)}")
+    print("overhead ratio goal: <= 1.5")
+    print(f"overhead ratio: {statistics.median(ratios):.4f}")
 
 
 if __name__ == "__main__":

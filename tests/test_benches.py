@@ -101,3 +101,17 @@ def test_the_record_acts_benchmark_counts_both_sides_instructions_and_ends_with_
     assert lines[-2] == "instructions ratio goal: >= 0.5"
     assert 0 < float(lines[-1].removeprefix("instructions ratio: ")) < 5
     assert lines[1].startswith("tramita: ") and lines[2].startswith("raw library: ")
+
+
+def test_the_api_load_benchmark_alternates_act_requests_the_floor_and_the_in_process_acts_and_ends_with_the_ratio():
+    """A small run: 2 clients, 2 rounds of 1 s per side, against gunicorn on loopback; each side does work (the
+    bench refuses an HTTP error) and the CPU of each is read."""
+    lines = run_bench("api_load.py", "--seconds", "1", "--rounds", "2", "--clients", "2", "--workers", "1")
+    assert [line.split(":")[0] for line in lines if line.startswith("round ")] == ["round 1", "round 2"]
+    assert "HTTP errors: none" in lines
+    cpu = {line.split(" (ms): ")[0]: line.split(" (ms): ")[1] for line in lines if " (ms): " in line}
+    assert set(cpu) == {"server CPU per act request", "server CPU per floor request, GET /whoami",
+                        "in-process act CPU"}
+    assert all(0 < float(value) for spread in cpu.values() for value in spread.split("-")), cpu
+    assert lines[-2] == "overhead ratio goal: <= 1.5" and lines[-1].startswith("overhead ratio: ")
+    assert float(lines[-1].removeprefix("overhead ratio: ")) > 0
