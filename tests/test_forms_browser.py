@@ -211,3 +211,15 @@ def test_a_form_fits_a_phone_390_pixels_wide(served, browser, screenshots):  # n
         assert serious_violations(browser) == [], "formulario-08-telefone"  # axe-core, in Chromium
     finally:
         browser.set_window_size(1400, 1000)
+
+
+def test_an_act_form_links_its_operation_in_the_api_reference_which_opens_it(served, browser):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, tokens, _ = served
+    sign_in(browser, url, tokens["mesa"])
+    open_form(browser, url, "LC35-2026-0003", "requisition-issued")
+    browser.find_element(By.ID, "api-operation").click()
+    wait_until(browser, lambda d: d.current_url.endswith("/docs#/acts/requisition-issued"))
+    opened = wait_for(browser, "#operations-acts-requisition-issued.is-open")
+    assert "/cases/{case_ref}/acts/requisition-issued" in opened.text
