@@ -22,6 +22,9 @@ Configuration comes from `TRAMITA_*` environment variables unless given:
 - `TRAMITA_TRUSTED_PROXIES` (default 0): how many proxies of the deployment stand in front (1 behind
   docs/nginx.conf); the client's address is then read from the `X-Forwarded-For` entry the nearest of them
   appended (Werkzeug's `ProxyFix`), so that wrong tokens are counted per client and not per proxy.
+- `TRAMITA_DOSSIER_CERT` (default none) and `TRAMITA_DOSSIER_CERT_PASSWORD_FILE`: the PKCS#12 certificate that signs
+  the case files (`GET /cases/{id}/dossier.pdf`, api/dossier_sign.py) and the file holding its password; without
+  one the case files are delivered unsigned and say so.
 
 One application per process (each server worker builds its own after forking, through tramita/web.py). The event
 tables are created by `tramita migrate`, never by a worker.
@@ -168,7 +171,8 @@ def public_url(text: str) -> str:
 def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit: Any, documents: Any) -> Flask:
     """The API over an application, its read store, its audit service and its documents, built by the wiring
     (tramita/web.py); `config` is the `TRAMITA_*` settings, checked by `settings_from`."""
-    from api import acts, audit as audit_views, documents as document_views, dossier, i18n, pages, statute
+    from api import acts, audit as audit_views, documents as document_views, dossier, dossier_sign, i18n, pages
+    from api import statute
     from api import subscriptions, views
 
     config = dict(config)
@@ -198,6 +202,7 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
     flask.extensions["tramita.audit"] = audit
     flask.extensions["tramita.settings"] = settings
     flask.extensions["tramita.documents"] = documents
+    flask.extensions["tramita.dossier_signer"] = dossier_sign.signer_from(config)
     from api.http import TokenFailures, authenticate
 
     flask.extensions["tramita.token_failures"] = TokenFailures(settings["token_failures_per_minute"])

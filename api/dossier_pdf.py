@@ -119,6 +119,8 @@ def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS, *, files: Se
         del document  # let the part's layout go before the next is laid out
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(written[0])))
     _once_each(writer.root_object)
+    if signed:  # pyHanko names itself the producer in both the Info and the XMP metadata, which PDF/A keeps equal
+        writer.metadata = {key: value for key, value in (writer.metadata or {}).items() if key != "/Producer"}
     for pdf in written[1:]:
         for page in PdfReader(io.BytesIO(pdf)).pages:
             writer.add_page(page)
