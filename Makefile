@@ -47,7 +47,8 @@ test: $(STAMP)
 ## act's CPU with signing and the tree's append against without, then a case read as of a legal date against the
 ## raw replay of the same events, then the printable case file of a 1,000-event case against its JSON timeline,
 ## then the case file page of a 200-act case against its JSON timeline, and last the writer ceiling on PostgreSQL
-## (where its server binaries are found; make goes on without it otherwise).
+## (where its server binaries are found; make goes on without it otherwise); then a cosigning witness's
+## add-checkpoint over HTTP against its own work in process.
 bench: $(STAMP)
 	$(BIN)/python bench/record_acts.py --store sqlite
 	-$(BIN)/python bench/record_acts.py --store postgres
@@ -63,6 +64,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/dossier.py
 	$(BIN)/python bench/pages.py
 	-$(BIN)/python bench/pg_writers.py
+	$(BIN)/python bench/witness.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
