@@ -134,6 +134,10 @@ def test_a_rolled_back_database_is_refused_by_both_witnesses_and_raises_the_tamp
     code, _, err = sign(capsys)
     assert code == 1 and "tce.ac.gov.br/testemunha recusou" in err
     assert [r.status for r in witnessed.refused(0)] == [409, 409]
+    shown = tramita("witness", "refused", env=witnessed.witnesses[0].env)
+    [first, _] = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert first["status"] == 409 and first["request"] == witnessed.refused(0)[0].request
+    assert f"— {ORIGIN} " in first["request"]  # the log's own signature: the evidence of its rollback
 
 
 def export_of(witnessed: Witnessed, path: Path) -> Path:

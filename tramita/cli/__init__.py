@@ -177,6 +177,8 @@ def parser() -> argparse.ArgumentParser:
     witness_serve.add_argument("--log-key", action="append", required=True, metavar="VKEY",
                                help="the verifier key of a log it witnesses (or a file holding it); repeatable")
     witness_serve.set_defaults(run=_lazy("witness", "cmd_witness_serve"))
+    witness_commands.add_parser("refused", help="the checkpoints it refused (log-signed evidence), as JSON lines"
+                                ).set_defaults(run=_lazy("witness", "cmd_witness_refused"))
     scheduler = commands.add_parser("scheduler", help="raise deadline alerts (JSON lines on stdout) until SIGTERM")
     scheduler.add_argument("--once", action="store_true", help="lead, scan once and exit (for cron)")
     scheduler.add_argument("--cron", help="crontab line of the scans (default TRAMITA_SCHEDULER_CRON, */15 * * * *)")

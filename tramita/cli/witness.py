@@ -114,3 +114,20 @@ def _key_text(value: str) -> str:
     if "+" not in value and path.is_file():
         return path.read_text(encoding="utf-8").strip()
     return value
+
+
+def cmd_witness_refused(args: argparse.Namespace) -> int:
+    """Print the checkpoints the witness refused, one JSON object a line, oldest first: each request whole, the
+    log's own signature on it, so that a fork or a rollback can be shown to anyone."""
+    import json
+
+    from audit.witness_service import WitnessStore, sqlite_path
+
+    url = os.environ.get("TRAMITA_WITNESS_DATABASE_URL", "").strip() or DEFAULT_DATABASE_URL
+    path = sqlite_path(url)
+    if not path.exists():
+        raise ValueError(f"TRAMITA_WITNESS_DATABASE_URL: não há base da testemunha em {path}")
+    for refusal in WitnessStore(path).refused():
+        print(json.dumps({"origin": refusal.origin, "received_at": refusal.received_at, "status": refusal.status,
+                          "reason": refusal.reason, "request": refusal.request}, ensure_ascii=False))
+    return 0
