@@ -14,9 +14,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from pathlib import Path
-
-from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
-from pyhanko.sign import fields, signers
+from typing import Any
 
 #: The signature field every signed dossier carries.
 FIELD = "AssinaturaDossie"
@@ -26,16 +24,21 @@ class DossierSigner:
     """Signs finished dossiers with one PKCS#12 certificate (loaded once, when the app is made)."""
 
     def __init__(self, pkcs12: Path, password_file: Path | None) -> None:
+        from pyhanko.sign import signers  # imported only where a certificate is configured: it is a large import
+
         password = password_file.read_bytes().rstrip(b"\r\n") if password_file is not None else None
         loaded = signers.SimpleSigner.load_pkcs12(pfx_file=str(pkcs12), passphrase=password)
         if loaded is None:
             raise ValueError(f"TRAMITA_DOSSIER_CERT: {pkcs12} cannot be read as PKCS#12 with the password given "
                              "(TRAMITA_DOSSIER_CERT_PASSWORD_FILE)")
-        self.signer = loaded
+        self.signer: Any = loaded
         self.subject = loaded.signing_cert.subject.human_friendly
 
     def sign(self, pdf: bytes) -> bytes:
         """The PDF with a PAdES baseline signature appended (SHA-256, signing time now)."""
+        from pyhanko.pdf_utils.incremental_writer import IncrementalPdfFileWriter
+        from pyhanko.sign import fields, signers
+
         writer = IncrementalPdfFileWriter(io.BytesIO(pdf))
         meta = signers.PdfSignatureMetadata(field_name=FIELD, md_algorithm="sha256",
                                             subfilter=fields.SigSeedSubFilter.PADES, location="Rio Branco, AC",

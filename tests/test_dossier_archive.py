@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ElementTree
@@ -92,12 +93,16 @@ def test_each_embedded_document_is_an_associated_source_file_named_typed_and_des
         assert spec["/UF"].endswith(".pdf") and "(evento " in spec["/Desc"]
 
 
-def test_pdftotext_finds_the_sheet_s_folha_on_every_page_of_the_1991_dossier(demo, tmp_path):
+def test_pdftotext_finds_the_sheet_s_folha_and_the_one_verification_code_on_every_page_of_every_demo_dossier(
+        demo, tmp_path):
     pdftotext = tool("pdftotext")
-    path = saved(demo, "LC35-1991-0001", tmp_path)
-    text = subprocess.run([pdftotext, "-layout", str(path), "-"], capture_output=True, text=True, timeout=60,
-                          check=True).stdout
-    pages = text.split("\f")[:-1]  # pdftotext ends every page with a form feed
-    assert len(pages) == len(PdfReader(path).pages) > 3
-    for number, page in enumerate(pages, start=1):
-        assert f"fls. {number}" in page, number
+    for case in demo_numbers(demo):
+        path = saved(demo, case, tmp_path)
+        text = subprocess.run([pdftotext, "-layout", str(path), "-"], capture_output=True, text=True, timeout=60,
+                              check=True).stdout
+        pages = text.split("\f")[:-1]  # pdftotext ends every page with a form feed
+        assert len(pages) == len(PdfReader(path).pages) >= 3
+        codes = {re.search(r"código de verificação (\S{19})", page).group(1) for page in pages}
+        assert len(codes) == 1, (case, codes)
+        for number, page in enumerate(pages, start=1):
+            assert f"fls. {number}" in page and f"/verificar/{next(iter(codes))}" in page, (case, number)
