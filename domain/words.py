@@ -1,6 +1,7 @@
-"""The words people read for three kinds of identifier, kept below every layer that shows them (the pages, the alerts'
-e-mails): the bodies by name and the deadlines by what is due, as English msgids that the pages' catalogue translates
-(api/translations), and the articles of LC 35/1991 as the law writes them (`art-23-I` is `Art. 23, I`)."""
+"""The words people read for the identifiers, kept below every layer that shows them (the pages, the alerts' e-mails
+and webhook bodies): the bodies by name, the deadlines by what is due and the system's alerts by what happened, as
+English msgids that the pages' catalogue translates (api/translations), and the articles of LC 35/1991 as the law
+writes them (`art-23-I` is `Art. 23, I`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ DEADLINE_NAMES = {
     "civil-service-regime-bill": "bill of the civil service's single legal regime",
     "staff-framework-bill": "bill of the staff framework",
     "organic-law": "organic law",
+}
+
+#: The system's own alerts by what happened (their kinds: projections/failures.py and check.py, audit/service.py,
+#: audit/documents.py), as the pages' alerts list and the webhook's body say them.
+SYSTEM_ALERT_NAMES = {
+    "projection-failure": "a read model could not apply an event",
+    "tamper-alarm": "tamper alarm: the audit record was altered",
+    "document-altered": "a stored document was altered or removed",
+    "read-model-differs": "a read model differs from the events",
+    "document-expired": "a document no act cited was removed after its expiry",
 }
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 from uuid import NAMESPACE_URL, uuid5
 
-from domain.words import ROLE_NAMES, article_words
+from domain.alert_words import alert_words, day
 from infrastructure.ical import calendar
 from infrastructure.webhook import DeliveryError
 
@@ -85,10 +85,6 @@ def message_id(alert_id: str, subscription_id: str) -> str:
     return f"<{uuid5(MESSAGE_NAMESPACE, f'{alert_id}:{subscription_id}')}@tramita>"
 
 
-def day(value: date) -> str:
-    return value.strftime("%d/%m/%Y")
-
-
 @dataclass(frozen=True)
 class Told:
     """One alert in words: how its deadline stands, the lines the message shows, the link, the .ics event."""
@@ -107,20 +103,10 @@ def told(alert: Mapping[str, Any], settings: MailSettings, acts: list[str],
     """The words of one case alert (`scheduler.jsonlog.alert_fields`); `acts` are the labels of the acts that close
     its deadline (the statute's)."""
     _ = settings.gettext
-    due, raised = date.fromisoformat(alert["due_on"]), date.fromisoformat(alert["raised_on"])
+    said = alert_words(alert, _, lambda code: municipality_name if code == alert.get("municipality") else None)
     act = " ou ".join(acts) if acts else alert["rule"]
-    left = (due - raised).days
-    late = alert.get("days_overdue") or max(0, -left)
-    if alert["kind"] in ("missed", "breach"):
-        state = _("Deadline missed") if alert["kind"] == "missed" else _("Requisition refused (breach)")
-        when = _("%(days)s day(s) late") % {"days": late} if late else _("due today")
-    else:
-        state = _("Deadline due in %(days)s day(s)") % {"days": left} if left else _("Deadline due today")
-        when = _("%(days)s day(s) left") % {"days": left} if left else _("due today")
-    who = _(ROLE_NAMES.get(alert["who"] or "", alert["who"] or ""))
-    if alert.get("municipality"):
-        who += f" — {municipality_name or alert['municipality']}"
-    article = article_words(alert["article"], _("sole paragraph"))
+    state, who, article = said.state, said.who, said.article
+    due, when = date.fromisoformat(alert["due_on"]), said.when
     lines = [
         (_("Case"), alert["case_number"]), (_("Who must act"), who), (_("Act expected"), act),
         (_("Article"), f"{article} — LC 35/1991"), (_("Due date"), f"{day(due)} ({when})"),

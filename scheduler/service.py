@@ -40,7 +40,7 @@ from projections.projector import Projector
 from infrastructure.store import Store
 from scheduler.config import SchedulerConfig
 from scheduler.documents import DocumentExpiry
-from scheduler.jsonlog import Log, alert_fields
+from scheduler.jsonlog import Log, Wording, alert_fields
 from scheduler.leader import Leadership, LeadershipLostError, acquire
 from scheduler.pending import AlertEvents
 from scheduler.scan import SCHEDULER, ScanResult, readable_alert, scan
@@ -66,6 +66,8 @@ class Scanner:
     """System alerts this process has logged or handed to the webhook."""
     subscribers: Subscribers | None = None
     """The subscriptions' webhooks (None: no subscription key, so no subscription can be served)."""
+    wording: Wording = field(default_factory=Wording)
+    """How the alerts' codes are said beside them in the log and the bodies (the e-mails' catalogue)."""
     turn: threading.Lock = field(default_factory=threading.Lock)
     """One job at a time: the scan and the redelivery (each on APScheduler's pool) share the projector, the alert
     events read and the subscriptions' workers, and at :30 both crons fire."""
@@ -90,7 +92,7 @@ class Scanner:
         if self.subscribers is not None:
             self.subscribers.refresh()
         for alert in [*result.raised, *system]:
-            fields = alert_fields(alert)
+            fields = alert_fields(alert, self.wording)
             if self.subscribers is not None:
                 self.subscribers.submit(alert, fields)
             if self.webhook is not None:
@@ -129,7 +131,7 @@ class Scanner:
         alerts = [alert for alert_id in self.events.undelivered()
                   if (alert := readable_alert(self.app, alert_id, self.log)) is not None]
         for alert in alerts:
-            queued += self.webhook.submit(alert.id, alert_fields(alert))
+            queued += self.webhook.submit(alert.id, alert_fields(alert, self.wording))
             if alert.case_id is None:
                 self.handed.add(str(alert.id))
         return queued
@@ -184,23 +186,27 @@ def webhook_for(config: SchedulerConfig, app: Tramita, log: Log, **options: obje
 
 
 def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leadership, *, stop: threading.Event,
-        log: Log, once: bool = False, webhook_options: dict | None = None, audit: Audit | None = None) -> int:
+        log: Log, once: bool = False, webhook_options: dict | None = None, audit: Audit | None = None,
+        wording: Wording | None = None) -> int:
     """Lead, scan (and sign a checkpoint) at start, then on the cron schedules until `stop` (or once); the process's
-    exit code. Without `audit`, or when it has no signing key, no checkpoint is signed."""
+    exit code. Without `audit`, or when it has no signing key, no checkpoint is signed. `wording` says the alerts'
+    codes in words beside them (default: the e-mails' catalogue, the municipalities by the registry's names)."""
     if not acquire(leadership, stop, poll=config.poll_leadership, log=log):
         log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
         return 0
     webhook = webhook_for(config, app, log, **(webhook_options or {}))
+    wording = wording or Wording.of(app, config.mail.gettext)
     subscribers = None
     if app.subscription_keys is not None:
         subscribers = Subscribers(app, store, log, config.webhook_tries, config.webhook_backoff_cap,
                                   dict(webhook_options or {}), private_urls=config.subscription_private_urls,
-                                  mail=config.mail)
+                                  mail=config.mail, wording=wording)
     elif unserved := len(app.delivered_subscriptions()):
         log("subscriptions-off", subscriptions=unserved,
             reason="no subscription key (TRAMITA_SUBSCRIPTION_KEY): no subscription is served")
     projector = Projector(app, store, cache_bytes=cache_bytes(os.environ))  # its catch-up before each scan
-    scanner = Scanner(app, store, projector, config.thresholds, log, webhook, leadership, subscribers=subscribers)
+    scanner = Scanner(app, store, projector, config.thresholds, log, webhook, leadership, subscribers=subscribers,
+                      wording=wording)
     checkpointer = Checkpointer(audit, log, leadership) if audit is not None and audit.signer is not None else None
     if audit is not None and checkpointer is None:
         log("checkpoints-off", reason="no signing key (TRAMITA_SIGNING_KEY): the audit log is not signed")

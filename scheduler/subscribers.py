@@ -34,7 +34,7 @@ from domain.application import LEGAL_TIMEZONE, Tramita
 from domain.subscriptions import EMAIL, Subscription, closing_acts, internal_allowed
 from infrastructure.mail import MailSender, MailSettings, mail_url
 from infrastructure.store import Store
-from scheduler.jsonlog import Log, alert_fields
+from scheduler.jsonlog import Log, Wording, alert_fields
 from scheduler.pending import AlertEvents
 from scheduler.scan import SCHEDULER, readable_alert
 from infrastructure.webhook import Webhook, post_signed
@@ -56,6 +56,8 @@ class Subscribers:
     """TRAMITA_SUBSCRIPTION_PRIVATE_URLS: the bodies' subscriptions may reach the deployment's own network."""
     mail: MailSettings = field(default_factory=MailSettings)
     """How the e-mail subscriptions' alerts are sent (scheduler/config.py `load_mail`)."""
+    wording: Wording = field(default_factory=Wording)
+    """How the alerts' codes are said beside them in the bodies (the scanner's)."""
     workers: dict[str, tuple[Subscription, Webhook]] = field(default_factory=dict)
     retired: list[Webhook] = field(default_factory=list)
     digests: dict[UUID, list[UUID]] = field(default_factory=dict)
@@ -131,7 +133,8 @@ class Subscribers:
             for alert_id in events.undelivered_to(subscription):
                 alert = readable_alert(self.app, alert_id, self.log)
                 if alert is not None:
-                    queued += webhook.submit(alert.id, {**alert_fields(alert), "subscription_id": subscription_id})
+                    fields = alert_fields(alert, self.wording)
+                    queued += webhook.submit(alert.id, {**fields, "subscription_id": subscription_id})
         return queued
 
     def _digest(self, subscription: Subscription, webhook: Webhook, events: AlertEvents) -> int:
@@ -150,7 +153,8 @@ class Subscribers:
         digest_id = uuid5(NAMESPACE_URL, f"urn:tramita:digest:{subscription.id}:{cutoff.date().isoformat()}")
         self.digests[digest_id] = [alert.id for alert in held]
         return int(webhook.submit(digest_id, {"digest": cutoff.date().isoformat(), "at": now.isoformat(),
-                                              "alerts": [alert_fields(alert) for alert in held]}))
+                                              "alerts": [alert_fields(alert, self.wording)
+                                                                for alert in held]}))
 
     def close(self, timeout: float) -> list[str]:
         """Drain every queue at once within `timeout` seconds in all; the subscriptions still busy after it."""

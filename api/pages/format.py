@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
-from domain.words import DEADLINE_NAMES, ROLE_NAMES, article_words, deadline_parts
+from domain.words import DEADLINE_NAMES, ROLE_NAMES, SYSTEM_ALERT_NAMES, article_words, deadline_parts
 
 KINDS = {
     "creation": _l("creation of a municipality"), "incorporation": _l("incorporation"), "fusion": _l("fusion"),
@@ -45,11 +45,8 @@ FIGURES = {"population": _l("population"), "voters": _l("voters"), "revenue": _l
 #: How an alert's delivery to the operators' webhook stands (the alerts table's `delivery`; none: not yet).
 DELIVERIES = {"delivered": _l("delivered"), "failed": _l("delivery failed; tried again on the schedule")}
 ALERT_KINDS = {"due-soon": _l("due soon"), "missed": _l("missed"), "breach": _l("breach"),
-               # the system's own alerts (projections/failures.py and check.py, audit/service.py, audit/documents.py)
-               "projection-failure": _l("a read model could not apply an event"),
-               "tamper-alarm": _l("tamper alarm: the audit record was altered"),
-               "document-altered": _l("a stored document was altered or removed"),
-               "read-model-differs": _l("a read model differs from the events")}
+               # the system's own alerts, by name below the pages (domain/words.py), which the webhook's body shares
+               **{kind: _l(name) for kind, name in SYSTEM_ALERT_NAMES.items()}}
 #: Events a case records that are not acts of a body (the catalogue of acts does not name them).
 SYSTEM_EVENTS = {
     "DeadlineOpened": _l("deadline opened"), "DeadlineMet": _l("deadline met"),
