@@ -38,14 +38,14 @@ def test_a_token_is_printed_once_listed_without_its_secret_and_revoked_by_its_id
     assert token_id in listed and "mayor" in listed and "1200302" in listed and token not in listed
     assert main(["token", "revoke", token_id, "--reason", "term ended"]) == 0
     assert main(["token", "list"]) == 0
-    assert "revoked 2" in capsys.readouterr().out
+    assert "revogado em " in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("args", "fault"), [
-    (["--role", "mayor", "--name", "x"], "municipality: a mayor token acts for one municipality"),
-    (["--role", "tre", "--municipality", "1200302", "--name", "x"], "municipality: a tre token does not act"),
-    (["--role", "emperor", "--name", "x"], "role: 'emperor' is not a competent body"),
-    (["--role", "council", "--municipality", "9999999", "--name", "x"], "no municipality 9999999"),
+    (["--role", "mayor", "--name", "x"], "municipality: um token de mayor atua por um Município"),
+    (["--role", "tre", "--municipality", "1200302", "--name", "x"], "municipality: um token de tre não atua"),
+    (["--role", "emperor", "--name", "x"], "role: 'emperor' não é órgão competente"),
+    (["--role", "council", "--municipality", "9999999", "--name", "x"], "não há município 9999999"),
 ])
 def test_a_token_for_a_role_or_municipality_the_law_does_not_know_is_refused(database, capsys, args, fault):
     main(["migrate"])
@@ -67,7 +67,7 @@ def test_serve_migrates_then_answers_over_gunicorn_and_stops_cleanly_on_sigterm(
         status, headers, _ = request(f"{server.url}/cases")
         assert status == 401 and headers["Content-Type"] == "application/problem+json"
     assert server.process.returncode == 0, server.output()
-    assert "migrated: event store ready" in server.output()
+    assert "migrado: base de eventos pronta" in server.output()
 
 
 #: A gunicorn configuration file whose server hooks note, in MARKS, who runs them and whether the app factory's

@@ -193,7 +193,7 @@ def test_a_forged_act_appended_with_a_correct_hash_is_found(signed, capsys):
     assert f"UNSIGNED: {signed.number}, event {forged}" in out and "forged" in out
     capsys.readouterr()
     assert main(["checkpoint"]) == 1  # the log refuses to sign over it: the tamper alarm
-    assert "TAMPER ALARM" in capsys.readouterr().err
+    assert "ALARME DE ADULTERAÇÃO" in capsys.readouterr().err
     assert main(["checkpoint"]) == 1  # refused again: the same alarm, one alert
     [alert] = [a for a in (signed.app().repository.get(n.originator_id) for n in signed.app().recorder
                            .select_notifications(1, 10_000, topics=["domain.alerts:Alert.SystemRaised"]))]
@@ -261,13 +261,13 @@ def test_verifying_an_empty_store_is_an_error(database_url, monkeypatch, capsys)
     make_app(database_url, seed=False)
     monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
     assert main(["verify"]) == 2
-    assert "the store holds no event" in capsys.readouterr().err
+    assert "a base não guarda nenhum evento" in capsys.readouterr().err
 
 
 def test_verifying_an_unreachable_database_is_an_error(monkeypatch, capsys):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", "postgresql://tramita@127.0.0.1:1/none?connect_timeout=1")
     assert main(["verify"]) == 2
-    assert "cannot read the store" in capsys.readouterr().err
+    assert "não é possível ler a base" in capsys.readouterr().err
 
 
 def test_events_recorded_before_the_key_existed_are_covered_by_the_first_checkpoint_and_the_verdict_says_so(
@@ -665,7 +665,7 @@ def test_a_node_stored_beyond_the_tree_is_found_and_the_log_stops_with_an_alarm_
     _record_more(signed, 3)
     assert main(["project", "--once"]) == 0  # the read models carry on
     capsys.readouterr()
-    assert main(["checkpoint"]) == 1 and "TAMPER ALARM" in capsys.readouterr().err
+    assert main(["checkpoint"]) == 1 and "ALARME DE ADULTERAÇÃO" in capsys.readouterr().err
 
 
 def test_the_signer_does_not_take_a_stored_checkpoints_row_for_its_signed_note(signed, capsys):

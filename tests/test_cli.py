@@ -52,40 +52,40 @@ def test_replay_as_of_a_legal_date_shows_the_timeline_up_to_that_date(database, 
     capsys.readouterr()
     assert main(["replay", "LC35-1991-0001", "--as-of", "1992-01-08"]) == 0
     out = capsys.readouterr().out
-    assert "LC35-1991-0001 (creation): stage result-communicated as of 1992-01-08" in out
+    assert "LC35-1991-0001 (creation): fase result-communicated em 08/01/1992" in out
     assert "ResultCommunicated" in out and "LawEnacted" not in out
     assert main(["replay", "LC35-1991-0001"]) == 0
     full = capsys.readouterr().out
-    assert "stage concluded" in full and "ledger-transfer:1200450 (late)" in full
+    assert "fase concluded" in full and "ledger-transfer:1200450 (em atraso)" in full
 
 
 def test_replay_of_an_unknown_case_says_so(database, capsys):
     main(["seed-demo"])
     capsys.readouterr()
     assert main(["replay", "LC35-2026-0099"]) == 2
-    assert "no case LC35-2026-0099" in capsys.readouterr().err
+    assert "processo LC35-2026-0099 não encontrado" in capsys.readouterr().err
 
 
 def test_project_before_migrate_says_to_run_migrate(database_url, monkeypatch, capsys):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
     assert main(["project", "--once"]) == 2
-    assert "run `tramita migrate` first" in capsys.readouterr().err
+    assert "rode `tramita migrate` antes" in capsys.readouterr().err
 
 
 def test_migrate_project_and_rebuild_one_projection_from_the_command_line(database_url, monkeypatch, capsys):
     monkeypatch.setenv("TRAMITA_DATABASE_URL", database_url)
     assert main(["migrate"]) == 0
-    assert ("projections created: cases, deadlines, freezes, alerts, deliveries, attachments, municipalities"
+    assert ("projeções criadas: cases, deadlines, freezes, alerts, deliveries, attachments, municipalities"
             in capsys.readouterr().out)
     assert main(["seed-demo"]) == 0
     assert main(["project", "--once"]) == 0
     projected = capsys.readouterr().out
-    assert "projected" in projected and "'cases': 0" not in projected
+    assert "notificações projetadas" in projected and "'cases': 0" not in projected
     assert main(["rebuild", "--projection", "deadlines"]) == 0
     captured = capsys.readouterr()
-    assert "rebuilt deadlines from" in captured.out and "notifications" in captured.err
+    assert "deadlines reconstruída(s) a partir de" in captured.out and "notificações" in captured.err
     assert main(["migrate"]) == 0
-    assert "none (all present)" in capsys.readouterr().out
+    assert "nenhuma (todas presentes)" in capsys.readouterr().out
 
 
 def test_a_rebuild_another_rebuild_took_over_says_so_and_leaves_the_live_tables(database_url, monkeypatch, capsys):
@@ -140,9 +140,9 @@ def test_a_deployment_seeded_with_the_registry_alone_holds_no_case_and_accepts_a
 
     url = f"sqlite:///{database / 'var' / 'tramita.sqlite'}"
     assert main(["seed-registry"]) == 0
-    assert "registry: 22 municipalities seeded" in capsys.readouterr().out
+    assert "cadastro: 22 municípios registrados" in capsys.readouterr().out
     assert main(["seed-registry"]) == 0
-    assert "already seeded (nothing recorded)" in capsys.readouterr().out
+    assert "já registrado (nada foi gravado)" in capsys.readouterr().out
     assert main(["token", "create", "--role", "mayor", "--municipality", "1200302", "--name", "Prefeitura de Feijó"]) \
         == 0
     mayor = capsys.readouterr().out.strip().splitlines()[-1]

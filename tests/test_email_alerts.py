@@ -370,7 +370,7 @@ def test_make_run_turns_subscriptions_on_and_the_demo_s_alerts_land_in_its_maild
         assert wait_for(lambda: new.is_dir() and any(new.iterdir()), START_SECONDS)
     finally:
         assert stop(process) == 0
-    assert "subscriptions and calendar feeds on" in output and "var/mail" in output
+    assert "assinaturas e calendários ligados" in output and "var/mail" in output
     assert stat.S_IMODE((tmp_path / "var" / "subscription-key").stat().st_mode) == 0o600
     # the demo's first scan raises a breach (Art. 10 §1) and missed deadlines: any of them may be the first mail
     message = email.message_from_bytes(next(new.iterdir()).read_bytes(), policy=email.policy.default)

@@ -54,7 +54,7 @@ def test_the_database_its_wal_and_shm_and_the_scheduler_lock_are_created_owner_o
     run(url, "migrate")
     projector = tramita(url, "project", "--poll", "0.2")  # holds the database open: -wal and -shm exist
     try:
-        assert "projector following" in projector.stdout.readline()
+        assert "projetor acompanhando" in projector.stdout.readline()
         run(url, "scheduler", "--once")
         files = [database, Path(f"{database}-wal"), Path(f"{database}-shm"), Path(f"{database}.scheduler.lock")]
         assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}

@@ -59,7 +59,10 @@ def store(tmp_path, monkeypatch) -> Path:
     return copy
 
 
-def test_each_case_of_an_earlier_store_replays_every_act_it_replayed_then(store, capsys):
+def test_each_case_of_an_earlier_store_replays_every_act_it_replayed_then(store, capsys, monkeypatch):
+    monkeypatch.setenv("LANG", "en_US.UTF-8")  # the replays were printed in English then
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
     replays = {name.split(" ", 1)[1]: printed for name, printed in CLI.items() if name.startswith("replay ")}
     assert len(replays) == 11
     for number, printed in replays.items():

@@ -35,7 +35,7 @@ def test_a_case_answers_the_acts_its_lifecycle_admits_now_and_refuses_one_it_doe
 
     monkeypatch.setenv("TRAMITA_DATABASE_URL", api.url)
     assert main(["replay", answer["number"]]) == 0
-    printed = capsys.readouterr().out.split("next acts:", 1)[1].splitlines()[1:]
+    printed = capsys.readouterr().out.split("próximos atos:", 1)[1].splitlines()[1:]
     assert [line.split()[0] for line in printed] == [entry["act"] for entry in answer["next_acts"]]
     assert all(entry["article"] in line for entry, line in zip(answer["next_acts"], printed))
 

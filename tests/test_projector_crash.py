@@ -139,5 +139,5 @@ def test_a_running_projector_follows_new_acts_and_stops_cleanly_on_sigterm(datab
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0, output
-    assert "projector stopped at" in output
+    assert "projetor parado em" in output
     store.close()

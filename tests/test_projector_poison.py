@@ -62,7 +62,7 @@ def test_a_nul_stored_in_a_district_name_is_projected_as_u_fffd_and_stops_no_com
     after = open_district(app, ACRELANDIA, "Vila Nova")  # an act recorded after the poison
 
     assert main(["project", "--once"]) == 0
-    assert "could not be projected" not in capsys.readouterr().err
+    assert "não puderam ser projetados" not in capsys.readouterr().err
     rows = {row["number"]: row for row in queries.cases(projector.store)}
     assert rows[poisoned]["district"] == "Vila\ufffdJurupari"
     assert app.get_case(poisoned).district == POISONED_DISTRICT  # the event keeps what was filed
@@ -88,7 +88,7 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
 
     assert main(["project", "--once"]) == 0
     report = capsys.readouterr().err
-    assert "3 aggregate(s) could not be projected" in report and str(poisoned.id) in report
+    assert "3 agregado(s) não puderam ser projetados" in report and str(poisoned.id) in report
     failures = {f["projection"]: f for f in projector.failures()}
     assert set(failures) == {"cases", "deadlines", "attachments"}  # the three projections that read cases
     for failure in failures.values():
@@ -113,7 +113,7 @@ def test_an_event_no_projection_can_apply_is_recorded_alerted_once_and_skipped_a
     assert main(["project", "--once"]) == 0
     assert {(f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == recorded
     assert main(["rebuild"]) == 0
-    assert "3 aggregate(s) could not be projected" in capsys.readouterr().err
+    assert "3 agregado(s) não puderam ser projetados" in capsys.readouterr().err
     assert {(f["projection"], f["notification_id"], f["last_notification_id"]) for f in projector.failures()} == {
         (projection, *ids) for projection in ("cases", "deadlines", "attachments") for ids in recorded}
     assert len(system_alerts(projector.store)) == 3  # raised again, recorded once
@@ -184,7 +184,7 @@ def test_an_event_edited_to_hold_an_object_where_a_row_has_text_is_recorded_and_
     after = open_district(app, XAPURI, "Vila Jurupari")
 
     assert main(["project", "--once"]) == 0
-    assert "1 aggregate(s) could not be projected" in capsys.readouterr().err
+    assert "1 agregado(s) não puderam ser projetados" in capsys.readouterr().err
     [failure] = projector.failures()
     assert (failure["projection"], failure["aggregate_id"], failure["aggregate_kind"]) == (
         "freezes", frozen, "municipality")

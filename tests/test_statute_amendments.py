@@ -357,11 +357,11 @@ source = "LC federal 200/2026, art. 1º"
 ''', encoding="utf-8")  # dated before any day these tests run on: the command line reads the system clock
     capsys.readouterr()
     assert main(["statute", "amend", str(amendment)]) == 0
-    assert f"amendment 1 recorded: {GATE}@2026-03-02" in capsys.readouterr().out
+    assert f"alteração 1 registrada: {GATE}@2026-03-02" in capsys.readouterr().out
     assert main(["statute", "show", "--on", "2026-04-01", "--parameter", GATE]) == 0
-    assert "2026-03-02  (amendment 1)" in capsys.readouterr().out
+    assert "2026-03-02  (alteração 1)" in capsys.readouterr().out
     assert main(["statute", "amend", str(amendment)]) == 2
-    assert "already in the statute as given" in capsys.readouterr().err
+    assert "já está no estatuto tal como enviada" in capsys.readouterr().err
     assert main(["verify"]) == 0  # the amendment is in the hash-chained, verified log like every act
 
 

@@ -105,11 +105,11 @@ def test_the_command_line_issues_a_token_with_its_last_day_and_lists_it(tmp_path
     monkeypatch.delenv("TRAMITA_SIGNING_KEY", raising=False)
     assert main(["migrate"]) == 0
     assert main(["token", "create", "--role", "auditor", "--name", "TCE-AC", "--expires", "2199-12-31"]) == 0
-    assert "valid through 2199-12-31" in capsys.readouterr().out
+    assert "válido até 31/12/2199" in capsys.readouterr().out
     assert main(["token", "list"]) == 0
-    assert "active to 2199-12-31" in capsys.readouterr().out
+    assert "ativo até 31/12/2199" in capsys.readouterr().out
     assert main(["token", "create", "--role", "auditor", "--name", "TCE-AC", "--expires", "31/12/2199"]) == 2
-    assert "--expires: '31/12/2199' is not a day" in capsys.readouterr().err
+    assert "--expires: '31/12/2199' não é um dia" in capsys.readouterr().err
 
 
 def test_a_receipt_stored_before_version_2_has_no_first_version_and_its_retry_answers_the_act_s_last_event(

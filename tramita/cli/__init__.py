@@ -1,5 +1,6 @@
 """`tramita`: the command line. Each command parses, calls the application, renders; nothing else.
 
+What a person reads is in Portuguese, or English by LANG (tramita/cli/language.py); argparse's own help is English.
 The commands live by what they touch: `cases` (seed-registry, seed-demo, replay, migrate, project, rebuild),
 `audit` (verify, keys, checkpoint, rebuild-tree), `access` (token), `subscriptions` (subscription),
 `statute` (amend, show), `documents` (documents expire),
@@ -198,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from projections.batch import TrackingConflict
     from infrastructure.store import NotMigratedError
 
+    from tramita.cli.language import say, told
+
     private_files()
     args = parser().parse_args(argv)
     try:
@@ -205,13 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CaseNotFoundError, InvalidActError, LegalRuleError, MunicipalityNotFoundError, NotMigratedError,
             SigningKeyError, NotSignedError, StoreEmptyError, StoreMissingError, SubscriptionNotFoundError,
             SubscriptionsOffError, TrackingConflict, ValueError) as error:
-        print(f"tramita: {error}", file=sys.stderr)
+        print(f"tramita: {told(error)}", file=sys.stderr)
         return 2
     except Exception as error:
         if not _is_database_error(error):
             raise
-        print(f"tramita: cannot read the store ({type(error).__name__}: {str(error).strip().splitlines()[0]})",
-              file=sys.stderr)
+        print("tramita: " + say("cannot read the store (%(kind)s: %(error)s)", kind=type(error).__name__,
+                                error=str(error).strip().splitlines()[0]), file=sys.stderr)
         return 2
 
 

@@ -8,6 +8,7 @@ from datetime import date
 
 from domain.acts import Actor
 from tramita.bootstrap import build_application
+from tramita.cli.language import day, named_body, say
 
 
 def os_account() -> str:
@@ -32,17 +33,21 @@ def cli_actor(issuer: str | None = None) -> Actor:
         return Actor(account, "token-administrator")
     name = issuer.strip()
     if not name or any(unicodedata.category(c).startswith("C") for c in name):
-        raise ValueError("--issuer: the name of the person issuing, without control or format characters")
+        raise ValueError("--issuer: " + say("the name of the person issuing, without control or format characters"))
     return Actor(f"{name} ({account})", "token-administrator")
 
 
 def cmd_token_create(args: argparse.Namespace) -> int:
     expires_on = _day("--expires", args.expires) if args.expires else None
-    issued = build_application().issue_token(cli_actor(args.issuer), name=args.name, role=args.role,
-                                             municipality=args.municipality, expires_on=expires_on)
-    print(f"token {issued.id} for {issued.actor.principal} ({issued.actor.role}"
-          f"{' of ' + issued.actor.municipality if issued.actor.municipality else ''}"
-          f"{', valid through ' + expires_on.isoformat() if expires_on else ''}); shown this once:")
+    app = build_application()
+    issued = app.issue_token(cli_actor(args.issuer), name=args.name, role=args.role,
+                             municipality=args.municipality, expires_on=expires_on)
+    code = issued.actor.municipality
+    body = named_body(issued.actor.role, code, app.municipality(code).name if code else None)
+    if expires_on:
+        body += ", " + say("valid through %(day)s", day=day(expires_on))
+    print(say("token %(id)s for %(principal)s (%(body)s); shown this once:", id=str(issued.id),
+              principal=issued.actor.principal, body=body))
     print(issued.token)
     return 0
 
@@ -51,20 +56,20 @@ def _day(option: str, text: str) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{option}: {text!r} is not a day (YYYY-MM-DD)") from None
+        raise ValueError(f"{option}: " + say("%(text)s is not a day (YYYY-MM-DD)", text=repr(text))) from None
 
 
 def cmd_token_revoke(args: argparse.Namespace) -> int:
     token = build_application().revoke_token(cli_actor(args.issuer), args.token_id, reason=args.reason)
-    print(f"token {token.id} ({token.name}, {token.role}) revoked")
+    print(say("token %(id)s (%(name)s, %(role)s) revoked", id=str(token.id), name=token.name, role=token.role))
     return 0
 
 
 def cmd_token_list(args: argparse.Namespace) -> int:
     app = build_application(signing=False, read_only=True)
     for token in app.tokens():
-        state = (f"revoked {token.revoked_on}" if token.revoked_on else
-                 f"expired {token.expires_on}" if token.expired_on(app.today()) else
-                 f"active to {token.expires_on}" if token.expires_on else "active")
+        state = (say("revoked %(day)s", day=day(token.revoked_on)) if token.revoked_on else
+                 say("expired %(day)s", day=day(token.expires_on)) if token.expired_on(app.today()) else
+                 say("active to %(day)s", day=day(token.expires_on)) if token.expires_on else say("active"))
         print(f"{token.id}  {token.role:<18}  {token.municipality or '':<7}  {state:<21}  {token.name}")
     return 0

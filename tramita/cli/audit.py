@@ -9,6 +9,7 @@ import os
 import sys
 
 from tramita.bootstrap import build_application, build_audit, database_url, system_clock
+from tramita.cli.language import language, say
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -46,21 +47,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print("\n".join(quorum_lines(witnessed)))
         print(report.store_verdict(verdict))
         if checked is not None and not checked["ok"] and verdict.ok:
-            _ = language().gettext
-            print(_("VERDICT: the events are intact, but read models differ from them (above): `tramita rebuild` "
-                    "repairs them"))
+            print(say("VERDICT: the events are intact, but read models differ from them (above): `tramita rebuild` "
+                      "repairs them"))
     return 0 if verdict.ok and (checked is None or checked["ok"]) and (witnessed is None or witnessed["ok"]) else 1
-
-
-def language():  # noqa: ANN201
-    """The catalogue of the language the command's user reads (LC_ALL, LC_MESSAGES or LANG, as POSIX orders
-    them): Portuguese first, English when one of them asks for it (en_*)."""
-    from gettext import NullTranslations
-
-    from api.i18n import compiled_catalogue
-
-    chosen = next((os.environ[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(name)), "")
-    return NullTranslations() if chosen.lower().startswith("en") else compiled_catalogue("pt_BR")
 
 
 def check_and_keep(app, store) -> dict:  # noqa: ANN001
@@ -75,8 +64,8 @@ def check_and_keep(app, store) -> dict:  # noqa: ANN001
     try:
         checked.save(store, result)
     except store.database_errors as error:
-        print(f"tramita: the read models' check was not kept for /health ({type(error).__name__}: {error})",
-              file=sys.stderr)
+        print("tramita: " + say("the read models' check was not kept for /health (%(kind)s: %(error)s)",
+                                kind=type(error).__name__, error=str(error)), file=sys.stderr)
     return result
 
 
@@ -127,9 +116,10 @@ def cmd_keys_init(args: argparse.Namespace) -> int:
 
     path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
     if not path:
-        raise ValueError("TRAMITA_SIGNING_KEY: set it to the path of the key file to create (outside the database)")
+        raise ValueError(say("TRAMITA_SIGNING_KEY: set it to the path of the key file to create (outside the "
+                             "database)"))
     signer = create_signing_key(path, args.origin or origin_from(os.environ))
-    print(f"signing key written to {path} (mode 0600). The verifier key, for auditors and witnesses:")
+    print(say("signing key written to %(path)s (mode 0600). The verifier key, for auditors and witnesses:", path=path))
     print(signer.verifier)
     return 0
 
@@ -140,7 +130,7 @@ def cmd_keys_show(args: argparse.Namespace) -> int:
 
     signer = signer_from(os.environ)
     if signer is None:
-        raise ValueError("TRAMITA_SIGNING_KEY is not set: there is no signing key to show")
+        raise ValueError(say("TRAMITA_SIGNING_KEY is not set: there is no signing key to show"))
     print(signer.verifier)
     return 0
 
@@ -153,8 +143,8 @@ def cmd_rebuild_tree(args: argparse.Namespace) -> int:
     url = database_url()
     app = build_application(url, signing=False, read_only=True)
     appended = AuditLog(app, open_store(url)).rebuild_tree()
-    print(f"the audit log's tree was rebuilt from the {appended} stored events; the checkpoints are kept (the next "
-          "`tramita checkpoint` checks the tree against them)")
+    print(say("the audit log's tree was rebuilt from the %(count)s stored events; the checkpoints are kept (the next "
+              "`tramita checkpoint` checks the tree against them)", count=appended))
     return 0
 
 
@@ -171,12 +161,12 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         signed = audit.sign_checkpoint(lambda event, **fields: print(json.dumps({"event": event, **fields}),
                                                                      file=sys.stderr))
     except TamperAlarm as alarm:
-        print("tramita: TAMPER ALARM: the log refuses to sign a checkpoint:", file=sys.stderr)
+        print("tramita: " + say("TAMPER ALARM: the log refuses to sign a checkpoint:"), file=sys.stderr)
         for finding in alarm.findings:
             print(f"  - {finding}", file=sys.stderr)
         return 1
     if not signed.new:
-        print(f"the log has not grown since the checkpoint of size {signed.checkpoint.size} "
-              f"(signed {signed.checkpoint.signed_at}):", file=sys.stderr)
+        print(say("the log has not grown since the checkpoint of size %(size)s (signed %(signed)s):",
+                  size=signed.checkpoint.size, signed=signed.checkpoint.signed_at), file=sys.stderr)
     print(audit.checkpoint(signed.checkpoint.size).note, end="")  # with the witnesses' cosignatures
     return 0

@@ -9,6 +9,7 @@ import time
 from datetime import date
 
 from tramita.bootstrap import build_application, build_projector, database_url
+from tramita.cli.language import day, say, tenths
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
@@ -41,7 +42,8 @@ def cmd_seed_registry(args: argparse.Namespace) -> int:
 
     app = build_application()
     seeded = app.seed_registry(Actor(f"os:{os_account()}", "operator"), app.today())
-    print(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded (nothing recorded)")
+    print(say("registry: %(count)s municipalities seeded", count=len(seeded)) if seeded
+          else say("registry: already seeded (nothing recorded)"))
     return 0
 
 
@@ -56,18 +58,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
                           "events": rows, "next_acts": next_acts}, default=str, ensure_ascii=False, indent=2))
         return 0
     title = f"{case.number} ({case.kind})" if case else args.case
-    print(f"{title}: stage {case.stage if case else 'not yet opened'}"
-          + (f" as of {as_of.isoformat()}" if as_of else ""))
-    print(f"{'#':>3}  {'legal date':<10}  {'recorded at (UTC)':<19}  {'actor':<22}  {'article':<16}  act")
+    stage = say("stage %(stage)s", stage=case.stage) if case else say("not yet opened")
+    print(f"{title}: {stage}" + (" " + say("as of %(day)s", day=day(as_of)) if as_of else ""))
+    print(f"{'#':>3}  {say('legal date'):<10}  {say('recorded at (UTC)'):<19}  {say('actor'):<22}  "
+          f"{say('article'):<16}  {say('act')}")
     for row in rows:
         actor = row["actor"]["role"] + (f"/{row['actor']['municipality']}" if row["actor"]["municipality"] else "")
-        print(f"{row['sequence']:>3}  {row['occurred_on']:<10}  {row['recorded_at'][:19]:<19}  {actor:<22}  "
+        print(f"{row['sequence']:>3}  {day(row['occurred_on']):<10}  {row['recorded_at'][:19]:<19}  {actor:<22}  "
               f"{row['article']:<16}  {row['type'].split('.')[-1]}{_detail(row)}")
     if case is not None:
-        print(f"next acts{' on ' + as_of.isoformat() if as_of else ''}:" + ("" if next_acts else " none"))
+        heading = say("next acts on %(day)s:", day=day(as_of)) if as_of else say("next acts:")
+        print(heading + ("" if next_acts else " " + say("none")))
         for entry in next_acts:
-            bodies = ", ".join(entry["roles"]) + (f" of {', '.join(entry['municipalities'])}"
-                                                  if entry["municipalities"] else "")
+            bodies = ", ".join(entry["roles"]) + (" " + say("of %(municipalities)s", municipalities=", ".join(
+                entry["municipalities"])) if entry["municipalities"] else "")
             print(f"  {entry['act']:<32}  {entry['article']:<16}  {bodies}")
     return 0
 
@@ -78,8 +82,9 @@ def _detail(row: dict) -> str:
         return f" [{', '.join(str(d.get('name')) for d in payload['documents'] if isinstance(d, dict))}]"
     for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
         if key in payload and payload[key]:
-            extra = f" due {payload['due_on']}" if key == "deadline" and payload.get("due_on") else ""
-            late = " (late)" if payload.get("on_time") is False else ""
+            extra = " " + say("due %(day)s", day=day(payload["due_on"])) if key == "deadline" and payload.get("due_on") \
+                else ""
+            late = " " + say("(late)") if payload.get("on_time") is False else ""
             return f" [{payload[key]}{extra}{late}]"
     return ""
 
@@ -88,8 +93,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     """Create the event store's tables and the projections' tables, once, before any worker starts."""
     projector = build_projector(build_application(create_table=True))
     done = projector.migrate()
-    print(f"migrated: event store ready; projections created: {', '.join(done['created']) or 'none (all present)'}"
-          + (f"; rebuilt (their tables changed): {', '.join(done['rebuilt'])}" if done["rebuilt"] else ""))
+    created = ", ".join(done["created"]) or say("none (all present)")
+    print(say("migrated: event store ready; projections created: %(names)s", names=created)
+          + ("; " + say("rebuilt (their tables changed): %(names)s", names=", ".join(done["rebuilt"]))
+             if done["rebuilt"] else ""))
     return 0
 
 
@@ -103,16 +110,17 @@ def cmd_project(args: argparse.Namespace) -> int:
     app = build_application()
     projector = build_projector(app, batch_size=args.batch_size)
     if args.once:
-        print(f"projected {projector.catch_up()} notifications; positions {projector.positions()}")
+        print(say("projected %(count)s notifications; positions %(positions)s", count=projector.catch_up(),
+                  positions=projector.positions()))
         report_failures(projector)
         return 0
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    print(f"projector following the event log from {projector.positions()}", flush=True)
+    print(say("projector following the event log from %(positions)s", positions=projector.positions()), flush=True)
     projector.run(stop, poll_seconds=args.poll, wait=new_events_waiter(app, projector.store, stop),
                   log=lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"projector stopped at {projector.positions()}", flush=True)
+    print(say("projector stopped at %(positions)s", positions=projector.positions()), flush=True)
     report_failures(projector)
     return 0
 
@@ -130,12 +138,14 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         width = 30
         filled = width * position // total if total else width
         rate = position / max(time.monotonic() - started, 1e-9)
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {position}/{total} notifications, {rate:,.0f}/s",
-              end="", file=sys.stderr, flush=True)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] " + say(
+            "%(position)s/%(total)s notifications, %(rate)s/s", position=position, total=total, rate=round(rate)),
+            end="", file=sys.stderr, flush=True)
 
     count = projector.rebuild(progress)
     print(file=sys.stderr)
-    print(f"rebuilt {', '.join(projector.names)} from {count} notifications in {time.monotonic() - started:.1f}s")
+    print(say("rebuilt %(names)s from %(count)s notifications in %(seconds)s s", names=", ".join(projector.names),
+              count=count, seconds=tenths(time.monotonic() - started)))
     report_failures(projector)
     return 0
 
@@ -145,9 +155,10 @@ def report_failures(projector) -> None:  # noqa: ANN001
     row is current, and each failure has raised its system alert)."""
     failed = projector.failures()
     if failed:
-        print(f"tramita: {len(failed)} aggregate(s) could not be projected; their rows stay as of their last event "
-              "before the failure, every other row is current, and each raised a projection-failure alert:",
-              file=sys.stderr)
+        print("tramita: " + say("%(count)s aggregate(s) could not be projected; their rows stay as of their last "
+                                "event before the failure, every other row is current, and each raised a "
+                                "projection-failure alert:", count=len(failed)), file=sys.stderr)
     for f in failed:
-        print(f"  {f['projection']}: {f['aggregate_kind']} {f['aggregate_id']} from notification "
-              f"{f['notification_id']} ({f['topic']}): {f['error']}", file=sys.stderr)
+        print(f"  {f['projection']}: {f['aggregate_kind']} {f['aggregate_id']} " + say(
+            "from notification %(notification)s", notification=f["notification_id"])
+            + f" ({f['topic']}): {f['error']}", file=sys.stderr)

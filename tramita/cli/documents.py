@@ -11,6 +11,7 @@ import os
 
 from audit.document_limits import expiry_days_from
 from tramita.bootstrap import build_application, build_documents, build_projector
+from tramita.cli.language import day, say
 
 
 def cmd_documents_expire(args: argparse.Namespace) -> int:
@@ -25,6 +26,8 @@ def cmd_documents_expire(args: argparse.Namespace) -> int:
     finally:
         documents.store.close()
     for removal in removed:
-        print(f"removido {removal.sha256} ({removal.size} bytes, último envio em {removal.last_upload})")
-    print(f"{len(removed)} documento(s) removido(s): nenhum ato os citou em {days} dia(s) desde o último envio")
+        print(say("removed %(digest)s (%(size)s bytes, last upload on %(day)s)", digest=removal.sha256,
+                  size=removal.size, day=day(removal.last_upload)))
+    print(say("%(count)s document(s) removed: no act cited them within %(days)s day(s) of their last upload",
+              count=len(removed), days=days))
     return 0

@@ -16,6 +16,7 @@ from domain.errors import AuthenticationError
 from tramita.bootstrap import build_application, build_audit, database_url, private_files, system_clock
 from tramita.cli.access import cli_actor
 from tramita.cli.cases import cmd_migrate, seed_demo_in
+from tramita.cli.language import say
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -44,14 +45,15 @@ def cmd_up(args: argparse.Namespace) -> int:
     host, _, port = args.bind.rpartition(":")
     taken = port_taken(host.strip("[]"), port)
     if taken:
-        print(f"tramita up: não é possível servir em {host}:{port} ({taken}): escolha outra porta com "
-              f"`make run PORT=8080` (ou `tramita up --bind {host}:8080`), ou pare o programa que usa a {port}.",
-              file=sys.stderr)
+        print("tramita up: " + say("cannot serve on %(host)s:%(port)s (%(taken)s): choose another port with "
+                                   "`make run PORT=8080` (or `tramita up --bind %(host)s:8080`), or stop the program "
+                                   "using %(port)s.", host=host, port=port, taken=taken), file=sys.stderr)
         return 1
     key_path = os.environ.get("TRAMITA_SIGNING_KEY", "").strip()
     if key_path and not Path(key_path).exists():
         signer = create_signing_key(key_path, origin_from(os.environ))
-        print(f"signing key made at {key_path} (mode 0600); verifier key: {signer.verifier}")
+        print(say("signing key made at %(path)s (mode 0600); verifier key: %(key)s", path=key_path,
+                  key=signer.verifier))
     with contextlib.redirect_stdout(io.StringIO()):  # the demo's story is `tramita seed-demo`'s to tell
         cmd_migrate(args)
     os.environ.setdefault("TRAMITA_PUBLIC_URL", f"http://{args.bind}")  # the mails' and feeds' links
@@ -66,19 +68,21 @@ def cmd_up(args: argparse.Namespace) -> int:
     url = f"http://{args.bind}"
 
     def ready() -> None:
-        print(("\ndemo seeded: four cases (tramita seed-demo tells their story)" if seeded else "") +
-              f"\ntramita API: {url}    docs: {url}/docs    (Ctrl-C stops the API, the projector and the scheduler)")
+        print(("\n" + say("demo seeded: four cases (tramita seed-demo tells their story)") if seeded else "") +
+              "\n" + say("tramita API: %(url)s    docs: %(url)s/docs    (Ctrl-C stops the API, the projector and "
+                         "the scheduler)", url=url))
         if verifier is not None:
-            print(f"audit log signed by {verifier} (GET {url}/checkpoints/key); checkpoints hourly"
-                  + (f", copied to {os.environ['TRAMITA_WITNESS_DIR']}" if os.environ.get("TRAMITA_WITNESS_DIR")
-                     else ""))
-        print("demo tokens (use as `Authorization: Bearer <token>`; kept across restarts in "
-              f"{tokens.path}):")
+            witnessed = os.environ.get("TRAMITA_WITNESS_DIR")
+            print(say("audit log signed by %(key)s (GET %(url)s/checkpoints/key); checkpoints hourly", key=verifier,
+                      url=url) + (", " + say("copied to %(folder)s", folder=witnessed) if witnessed else ""))
+        print(say("demo tokens (use as `Authorization: Bearer <token>`; kept across restarts in %(path)s):",
+                  path=str(tokens.path)))
         for role, token in tokens.issued:
             print(f"  {role:<15} {token}")
-        print(f"subscriptions and calendar feeds on (POST {url}/subscriptions, POST {url}/feeds; key kept in "
-              f"{mail.key_path})")
-        print(f"alerts by e-mail: {mail.where}" + (f"; every demo alert goes to {DEMO_INBOX}" if seeded else ""))
+        print(say("subscriptions and calendar feeds on (POST %(url)s/subscriptions, POST %(url)s/feeds; key kept in "
+                  "%(path)s)", url=url, path=mail.key_path))
+        print(say("alerts by e-mail: %(where)s", where=mail.where)
+              + ("; " + say("every demo alert goes to %(address)s", address=DEMO_INBOX) if seeded else ""))
         print(flush=True)
 
     return run_side_by_side({
@@ -125,11 +129,12 @@ def demo_mail(environ: Any = os.environ, key_file: Path = Path(DEMO_SUBSCRIPTION
         environ["TRAMITA_SUBSCRIPTION_KEY"] = key
         source = str(key_file)
     if (environ.get("TRAMITA_SMTP_URL") or "").strip():
-        where = f"sent through {environ['TRAMITA_SMTP_URL']}"
+        where = say("sent through %(url)s", url=environ["TRAMITA_SMTP_URL"])
     else:
         maildir = (environ.get("TRAMITA_MAILDIR") or "").strip() or "var/mail"
         environ["TRAMITA_MAILDIR"] = maildir
-        where = f"no TRAMITA_SMTP_URL, so written to the maildir {maildir}/new (one file per message)"
+        where = say("no TRAMITA_SMTP_URL, so written to the maildir %(folder)s/new (one file per message)",
+                    folder=maildir)
     return DemoMail(source, where)
 
 
@@ -172,6 +177,17 @@ def mailed_in_portuguese(settings: Any) -> Any:
     return replace(settings, mail=replace(settings.mail, gettext=compiled_catalogue("pt_BR").gettext))
 
 
+def alerts_in_portuguese(app: Any, settings: Any) -> Any:
+    """How the scheduler says its alerts beside their codes (the webhook's body and the log line): the e-mails'
+    Portuguese catalogue, the registry's names of the municipalities, whole numbers as Babel writes them in pt-BR.
+    Alerts are sent in Portuguese whatever the operator's LANG: their readers are the bodies, not the operator."""
+    from babel.numbers import format_decimal
+
+    from scheduler.jsonlog import Wording
+
+    return Wording.of(app, settings.mail.gettext, number=lambda value: format_decimal(value, locale="pt_BR"))
+
+
 def cmd_scheduler(args: argparse.Namespace) -> int:
     """Raise compliance alerts on statutory deadlines until SIGTERM / Ctrl-C, one leader at a time (scheduler/)."""
     import signal
@@ -190,4 +206,4 @@ def cmd_scheduler(args: argparse.Namespace) -> int:
         signal.signal(signum, lambda *_: stop.set())
     app, store = build_application(url), open_store(url)
     return service.run(settings, app, store, leader.for_database(url), stop=stop, log=json_lines(system_clock),
-                       once=args.once, audit=build_audit(app, store))
+                       once=args.once, audit=build_audit(app, store), wording=alerts_in_portuguese(app, settings))

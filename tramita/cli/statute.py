@@ -9,6 +9,7 @@ import tomllib
 from datetime import date
 
 from tramita.bootstrap import build_application
+from tramita.cli.language import day, say
 
 
 def cmd_statute_amend(args: argparse.Namespace) -> int:
@@ -21,18 +22,20 @@ def cmd_statute_amend(args: argparse.Namespace) -> int:
         with open(args.file, "rb") as file:
             document = tomllib.load(file)
     except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"{args.file}: cannot read the amendment ({error})") from None
+        raise ValueError(f"{args.file}: " + say("cannot read the amendment (%(error)s)", error=str(error))) from None
     published_on = document.get("published_on")
     if type(published_on) is not date:
-        raise ValueError(f"{args.file}: published_on must be the law's publication day (YYYY-MM-DD, unquoted)")
+        raise ValueError(f"{args.file}: " + say("published_on must be the law's publication day (YYYY-MM-DD, "
+                                                "unquoted)"))
     unknown = sorted(set(document) - {"law", "published_on", "sources", "parameter"})
     if unknown:
-        raise ValueError(f"{args.file}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (an "
-                         "amendment has law, published_on, [sources] and [[parameter]] tables)")
+        raise ValueError(f"{args.file}: " + say("unknown key(s) %(keys)s (an amendment has law, published_on, "
+                                                "[sources] and [[parameter]] tables)", keys=", ".join(unknown)))
     app = build_application()
     acted = app.amend_statute(Actor(f"os:{os_account()}", "operator"), published_on, law=document.get("law"),
                               parameters=document.get("parameter"), sources=document.get("sources"))
-    print(f"statute: amendment {acted.result['amendment']} recorded: {', '.join(acted.result['versions'])}")
+    print(say("statute: amendment %(amendment)s recorded: %(versions)s", amendment=str(acted.result["amendment"]),
+              versions=", ".join(acted.result["versions"])))
     return 0
 
 
@@ -43,15 +46,16 @@ def cmd_statute_show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(document, default=str, ensure_ascii=False, indent=2))
         return 0
-    print(f"statute {document['shipped']} with {len(document['amendments'])} amendment(s), in force on "
-          f"{on.isoformat()}:")
+    print(say("statute %(shipped)s with %(count)s amendment(s), in force on %(day)s:", shipped=document["shipped"],
+              count=len(document["amendments"]), day=day(on)))
     for row in document["parameters"]:
         current = row["in_force"]
         if current is None:
-            print(f"  {row['id']:<48}  not in force")
+            print(f"  {row['id']:<48}  " + say("not in force"))
             continue
         introduced = current["introduced_by"]
-        by = "shipped" if introduced["act"] == "statute-data" else f"amendment {introduced['amendment']}"
+        by = say("shipped") if introduced["act"] == "statute-data" else say(
+            "amendment %(amendment)s", amendment=str(introduced["amendment"]))
         print(f"  {row['id']:<48}  {current['version'].split('@')[1]}  ({by})  "
               f"{json.dumps(current['value'], default=str, ensure_ascii=False)[:60]}")
     return 0
