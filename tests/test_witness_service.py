@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import threading
 
 import pytest
 
@@ -122,3 +123,24 @@ def test_a_cosignature_line_is_the_witness_key_id_the_time_and_a_signature(witne
     line = witness.add_checkpoint(request(0, leaves(2))).body
     raw = base64.b64decode(line.split(" ")[2])
     assert raw[:4] == COSIGNER.verifier.key_id and int.from_bytes(raw[4:12], "big") == 1_800_000_000
+
+
+def test_requests_racing_from_the_same_old_size_are_serialised_and_only_one_is_cosigned(tmp_path, witness):
+    witness.add_checkpoint(request(0, leaves(5)))
+    bodies = [request(5, leaves(size)) for size in range(6, 14)]
+    start = threading.Barrier(len(bodies))
+    answers: dict[int, int] = {}
+
+    def send(size: int, body: bytes) -> None:
+        own = Witness(WitnessStore(tmp_path / "witness.sqlite"), COSIGNER, [LOG.verifier])  # as another worker
+        start.wait()
+        answers[size] = own.add_checkpoint(body).status
+
+    threads = [threading.Thread(target=send, args=(6 + n, body)) for n, body in enumerate(bodies)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    [won] = [size for size, status in answers.items() if status == 200]
+    assert sorted(status for status in answers.values() if status != 200) == [409] * (len(bodies) - 1)
+    assert witness.store.latest(LOG.name)[:2] == (won, merkle.root_of(leaves(won)))
