@@ -123,10 +123,13 @@ def record_cosignature(store: Store, size: int, witness: CosigningWitness, line:
 
 def collect(log: Any, witness: CosigningWitness, clock: Callable[[], datetime],
             log_line: Callable[..., None] | None = None) -> tuple[int, list[str]]:
-    """Send `witness` each checkpoint it has not cosigned yet, oldest first, storing its cosignatures: (how many
-    it cosigned, the findings of its refusals). Stops at the first refusal or when it cannot be reached."""
+    """Send `witness` the log's latest checkpoint above the size it last cosigned, storing its cosignature: (how
+    many it cosigned, 0 or 1; the findings of its refusal). A witness keeps only the latest checkpoint of a log, so
+    the older ones it never saw (signed while it was unreachable, or before it was configured) are not sent: a
+    witness added to a log of years of hourly checkpoints gets one request, not thousands."""
     cosigned_count = 0
-    for checkpoint in log.unwitnessed(witness.name):
+    above = last_cosigned_size(log.store, witness, 2 ** 63 - 1)
+    for checkpoint in [c for c in log.unwitnessed(witness.name) if c.size > above][-1:]:
         old = last_cosigned_size(log.store, witness, checkpoint.size)
         try:
             status, answer = _send(log, witness, old, checkpoint)

@@ -97,3 +97,17 @@ def test_an_unreachable_witness_is_no_alarm_and_gets_the_checkpoint_at_the_next_
         assert again.store.latest(ORIGIN)[:2] == (signed.size, api.audit.log.root(signed.size))
     finally:
         again.close()
+
+
+def test_a_witness_added_to_a_log_with_history_is_sent_only_its_latest_checkpoint(api):
+    added = api.audit.witnesses.pop()
+    sizes = []
+    for n in range(3):
+        api.app.issue_token(ADMIN, name=f"clerk {n}", role="tre")
+        sizes.append(api.audit.sign_checkpoint().checkpoint.size)
+    api.audit.witnesses.append(added)
+    refusals: list[str] = []
+    assert api.audit.deliver_to_witnesses(refusals=refusals) == 1 and refusals == []
+    assert [bool(cosignature_lines(api.audit.log.store, size)) for size in sizes] == [False, False, True]
+    assert api.witness.store.latest(ORIGIN)[0] == sizes[-1] and api.witness.store.refused() == []
+    assert api.audit.deliver_to_witnesses() == 0  # nothing above what it cosigned: nothing sent
