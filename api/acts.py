@@ -91,8 +91,9 @@ ACTS: tuple[Act, ...] = (
 blp = Blueprint("acts", __name__, description="Acts of a case: each recorded as an immutable, hash-chained event")
 
 #: OpenAPI links (what a client, or schemathesis' stateful phase, may call next with what an answer gave):
-#: an act's answer (or a list) -> the case; the case -> each of its acts, with its ETag as If-Match.
-GET_CASE = "#/paths/~1cases~1{case_ref}/get"
+#: an act's answer (or a list) -> the case; the case -> each of its acts, with its ETag as If-Match. A JSON pointer
+#: in a URI fragment (RFC 6901 section 6): the braces percent-encoded, as OpenAPI 3.1's `uri-reference` requires.
+GET_CASE = "#/paths/~1cases~1%7Bcase_ref%7D/get"
 
 
 def case_link(case_id: str, description: str = "the case as the act left it") -> dict[str, Any]:

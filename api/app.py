@@ -79,6 +79,7 @@ class TramitaApi(Api):
     def init_app(self, app: Flask, *, spec_kwargs: dict[str, Any] | None = None) -> None:
         """flask-smorest's set-up, then every status's response component restated for this API (below)."""
         super().init_app(app, spec_kwargs=spec_kwargs)
+        self.ma_plugin.converter.add_attribute_function(null_in_any_of)
         self.document_statuses()
 
     def document_statuses(self) -> None:
@@ -96,6 +97,14 @@ class TramitaApi(Api):
             if status >= 400:
                 response["content"] = {PROBLEM_JSON: {"schema": self.ERROR_SCHEMA}}
             self.spec.components.response(status.name, response, lazy=True)
+
+
+def null_in_any_of(converter: Any, field: Any, ret: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A field that may be null and is one of several kinds (`anyOf`, api/fields.py) takes null as one more kind:
+    in OpenAPI 3.1 apispec says a field may be null in its `type` only, and such a field has none."""
+    if field.allow_none and "anyOf" in ret and {"type": "null"} not in ret["anyOf"]:
+        return {"anyOf": [*ret["anyOf"], {"type": "null"}]}
+    return {}
 
 
 class JSONProvider(DefaultJSONProvider):
@@ -181,7 +190,7 @@ def create_app(config: Mapping[str, str], *, application: Any, store: Any, audit
     flask.json_provider_class = JSONProvider
     flask.json = JSONProvider(flask)
     flask.config.update(
-        API_TITLE="tramita", API_VERSION="1", OPENAPI_VERSION="3.0.3", OPENAPI_URL_PREFIX="/",
+        API_TITLE="tramita", API_VERSION="1", OPENAPI_VERSION="3.1.0", OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         API_SPEC_OPTIONS={
             "info": {"description": "Case tracking for the territorial acts of the State of Acre under LC 35/1991: "

@@ -97,7 +97,7 @@ class AreaSchema(Schema):
     district = Name(load_default=None, metadata={
         "description": "the district (or named area) of that municipality the part is, when the area spans several"})
     area_km2 = DecimalText(required=True, metadata={"description": "area in km², a decimal as text",
-                                                    "example": "420.5"})
+                                                    "examples": ["420.5"]})
     description = FreeText(load_default="")
 
 

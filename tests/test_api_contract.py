@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from http import HTTPStatus
+from urllib.parse import unquote
 
 import pytest
 
@@ -42,7 +43,7 @@ def test_the_openapi_links_chain_a_petition_to_its_case_and_the_case_to_its_acts
     """`POST /cases` -> `GET /cases/{case_ref}` -> each act with the case's ETag as If-Match -> the case again.
 
     Each link names an operation the document has (by operationId or a local operationRef) and only that
-    operation's parameters, qualified by location where not a path parameter (OpenAPI 3.0.3, Link Object)."""
+    operation's parameters, qualified by location where not a path parameter (OpenAPI 3.1, Link Object)."""
     spec = api.client.get("/openapi.json").get_json()
     operations = {(path, method): operation for path, item in spec["paths"].items()
                   for method, operation in item.items() if method != "parameters"}
@@ -54,7 +55,7 @@ def test_the_openapi_links_chain_a_petition_to_its_case_and_the_case_to_its_acts
         pointer = link["operationRef"]
         assert pointer.startswith("#/paths/")
         path, method = pointer[len("#/paths/"):].rsplit("/", 1)
-        return path.replace("~1", "/").replace("~0", "~"), method
+        return unquote(path).replace("~1", "/").replace("~0", "~"), method
 
     def parameters(key: tuple[str, str]) -> set[str]:
         declared = spec["paths"][key[0]].get("parameters", []) + operations[key].get("parameters", [])

@@ -184,9 +184,9 @@ class FreshDemo:
         return seeded_harness(f"sqlite:///{path}")
 
 
-def test_the_openapi_document_is_valid_openapi_3_0_3_with_links_for_the_stateful_phase() -> None:
-    schema.validate()  # against the OpenAPI 3.0 meta-schema
-    assert schema.raw_schema["openapi"] == "3.0.3"
+def test_the_openapi_document_is_valid_openapi_3_1_with_links_for_the_stateful_phase() -> None:
+    schema.validate()  # against the OpenAPI 3.1 meta-schema
+    assert schema.raw_schema["openapi"] == "3.1.0"
     assert "links" in schema.raw_schema["paths"]["/cases"]["post"]["responses"]["201"]
 
 
