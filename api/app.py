@@ -253,8 +253,10 @@ def _register_docs(flask: Flask) -> None:
     `/openapi.json` carry the pages' security headers (never framed, scripts and styles from this site only)."""
     from swagger_ui_bundle import swagger_ui_path
 
+    from api import response_examples
     from api.pages.views import HERE, secure
 
+    response_examples.register(flask, create_app)  # the document's response examples, on its first request
     flask.add_url_rule("/docs", "docs", lambda: Response(SWAGGER_PAGE, mimetype="text/html"))
     flask.add_url_rule("/docs/static/<path:filename>", "docs_static",
                        lambda filename: send_from_directory(swagger_ui_path, filename))

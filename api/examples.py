@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -81,6 +82,8 @@ class _Recording:
 
     def __init__(self, app: Any, case_acts: dict[str, str], files: dict[str, bytes] | None = None) -> None:
         self._app, self._case_acts, self.requests = app, case_acts, []
+        #: Who seeded the IBGE registry, and on which legal date (a replay seeds it alike before the requests).
+        self.seeded: tuple[Actor, date] | None = None
         #: sha256 -> the bytes of each document the demo may attach (uploaded before the act citing it).
         self._files = {hashlib.sha256(content).hexdigest(): content for content in (files or {}).values()}
 
@@ -97,6 +100,10 @@ class _Recording:
                                                 for d in attachments.documents]}
             self.requests.extend([*uploads, dataclasses.replace(act, body=body)])
         return acted
+
+    def seed_registry(self, actor: Actor, occurred_on: date) -> Any:
+        self.seeded = (actor, occurred_on)
+        return self._app.seed_registry(actor, occurred_on)
 
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self._app, name)
@@ -139,9 +146,21 @@ class _Recording:
                            plain({legal_date: occurred_on, **kwargs}), actor)
 
 
-@functools.cache
 def demo_requests() -> tuple[DemoRequest, ...]:
     """Every write of the demo and of its further acts, in the order they were recorded (once per process)."""
+    return demo_recording()[0]
+
+
+def demo_seeded() -> tuple[Actor, date]:
+    """Who seeded the IBGE registry before the demo's first write, and on which legal date."""
+    seeded = demo_recording()[1]
+    assert seeded is not None, "the demo seeds the registry"
+    return seeded
+
+
+@functools.cache
+def demo_recording() -> tuple[tuple[DemoRequest, ...], tuple[Actor, date] | None]:
+    """The demo's writes and its registry seed, recorded once per process on an in-memory store."""
     from api.acts import ACTS
     from domain.application import Tramita
     from domain.demo import seed_demo
@@ -156,9 +175,26 @@ def demo_requests() -> tuple[DemoRequest, ...]:
         recording = _Recording(app, {act.method: act.name for act in ACTS}, demo_files())
         seed_demo(recording, say=lambda _: None, documents=described(demo_files()))
         further_acts(recording, say=lambda _: None)
-        return tuple(recording.requests)
+        return named_alike(recording.requests), recording.seeded
     finally:
         app.close()
+
+
+def stand_in(made: int) -> str:
+    """The id shown for the `made`-th thing the demo makes under a random id (a subscription): the same in every
+    process, so that the document is too."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"urn:tramita:example:{made}"))
+
+
+def named_alike(requests: list[DemoRequest]) -> tuple[DemoRequest, ...]:
+    """The requests with each random id the demo made (and the paths naming it) given its stand-in, in order."""
+    named: dict[str, str] = {}
+    for request in requests:
+        if request.made is not None:
+            named[request.made] = stand_in(len(named) + 1)
+    return tuple(dataclasses.replace(request, made=named.get(request.made, request.made),
+                                     path={k: named.get(v, v) for k, v in request.path.items()})
+                 for request in requests)
 
 
 def examples() -> dict[str, DemoRequest]:
