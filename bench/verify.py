@@ -286,7 +286,8 @@ def main() -> None:
         print(f"tramita verify (chains, tree vs {verify['checkpoints']} checkpoints, {verify['signatures']:,} "
               f"signatures): {verify_rate:,.0f} events/s (medians; {times(verifies)})")
         print("tramita verify with the read models checked against the events: "
-              f"{check['events'] / check['seconds']:,.0f} events/s ({check['seconds']:.1f} s, CPU {check['cpu']:.1f} s): "
+              f"{check['events'] / check['seconds']:,.0f} events/s ({check['seconds']:.1f} s, "
+              f"CPU {check['cpu']:.1f} s): "
               "the check adds "
               f"{check['seconds'] - verify['seconds']:.1f} s ({check['seconds'] / verify['seconds'] - 1:+.0%})")
         runs = [(record_acts(f"sqlite:///{folder_path / f'plain-{n}.sqlite'}", None, args.acts),
