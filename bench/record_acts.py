@@ -24,7 +24,9 @@ What is measured
    Mayor's bills and the organic law, which concludes the case. Every call to the service is one act, but
    for the demo's three questions about each case between its acts (which Art. 40 communications are still
    due, twice, and the new municipality's code: `ask_case`) and the contexts they take: those are timed on
-   tramita's side and not counted as acts.
+   tramita's side and not counted as acts. A round's cases are **interleaved** as a real docket's are: all
+   their petitions and findings, then each one's vote and law, then each one's installation, then each one's
+   closing acts, so the log alternates between the cases and the application holds all of them at once.
 
    Each creation law moves population, voters, revenue, buildings and area out of the two origins. After a
    few cases a figure would fall below the share the next case takes from it (the registry refuses a
@@ -35,8 +37,9 @@ What is measured
 2. The raw library. A plain `eventsourcing.application.Application` on the same kind of store (a fresh
    one) stores the same number of events in the same number of saves as tramita's acts: one
    `app.save(aggregate)` per act, with tramita's average number of events per save, spread evenly. One
-   aggregate per case; each event carries an ISO date string, a small dict (the actor) and a 64-character
-   string (like tramita's hash).
+   aggregate per case, the saves going to the round's aggregates in turn (interleaved, as tramita's cases);
+   each event carries an ISO date string, a small dict (the actor) and a 64-character string (like tramita's
+   hash).
 
 The two sides run in R rounds (default 10): tramita records the next N/R cases, then the raw library saves as
 many events in as many saves as that round of tramita took, and so on. Each side lives in its own process,
@@ -303,12 +306,16 @@ def vote_and_enact(app: Any, case: str, n: int, origins: OriginFigures) -> None:
     origins.law_enacted()
 
 
-def record_creation_case(app: Any, n: int, origins: OriginFigures) -> None:
-    """One creation case from petition to conclusion, with the demo's acts, dates and bodies."""
-    case = open_petition(app, n)
-    vote_and_enact(app, case, n, origins)
-    install_1993(app, case)
-    close_obligations_1993(app, case)
+def record_creation_cases(app: Any, numbers: range, origins: OriginFigures) -> None:
+    """Creation cases from petition to conclusion, with the demo's acts, dates and bodies, interleaved: every
+    case's petition (with its findings), then every case's vote and law, installation, closing acts in turn."""
+    opened = [(n, open_petition(app, n)) for n in numbers]
+    for n, case in opened:
+        vote_and_enact(app, case, n, origins)
+    for _, case in opened:
+        install_1993(app, case)
+    for _, case in opened:
+        close_obligations_1993(app, case)
 
 
 def open_petition(app: Any, n: int) -> str:
@@ -337,8 +344,7 @@ class TramitaSide:
             self.tree.catch_up()
         acts, first = self.counter.acts, notifications(self.app)
         start, cpu = time.perf_counter(), time.process_time()
-        for n in range(self.cases + 1, self.cases + cases + 1):
-            record_creation_case(self.counter, n, self.origins)
+        record_creation_cases(self.counter, range(self.cases + 1, self.cases + cases + 1), self.origins)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
         self.cases += cases
         return Run(self.counter.acts - acts, notifications(self.app) - first, seconds, cpu)
@@ -398,14 +404,15 @@ class RawSide:
     def record(self, saves: int, events: int, aggregates: int) -> Run:
         """`saves` saves storing `events` events in all, over `aggregates` new aggregates (one per case)."""
         app, sizes = self.app, save_sizes(saves, events)
-        saves_per_aggregate = math.ceil(saves / aggregates)
         first = notifications(app)
         start, cpu = time.perf_counter(), time.process_time()
-        docket = None
+        dockets: list[Docket] = []
         for i, size in enumerate(sizes):
             day = date.fromordinal(date(1991, 12, 19).toordinal() + (self.saves + i) % 500).isoformat()
-            if docket is None or i % saves_per_aggregate == 0:
-                docket, size = Docket(day, self.ACTOR, self.DIGEST), size - 1
+            if i < aggregates:  # each aggregate's first save opens it; then the saves go to them in turn
+                dockets.append(Docket(day, self.ACTOR, self.DIGEST))
+                size -= 1
+            docket = dockets[i % aggregates]
             for _ in range(size):
                 docket.note(day, self.ACTOR, self.DIGEST)
             app.save(docket)
