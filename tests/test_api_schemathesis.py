@@ -94,9 +94,9 @@ def refused_only_by_the_law(ctx: Any, response: schemathesis.Response, case: sch
 
 
 def only_keys_refused(errors: dict[str, Any]) -> bool:
-    """Was every field at fault the key of an object (`{"documents": {"\x07": {"key": [...]}}}`)? OpenAPI 3.0 has
-    no `propertyNames`, so the document cannot say that a key holds no control character; the edge refuses one
-    all the same (tests/test_api_edge.py), and that is no disagreement with the document."""
+    """Was every field at fault the key of an object (`{"documents": {"\x07": {"key": [...]}}}`)? The document gives
+    no `propertyNames` (OpenAPI 3.0 had none, and apispec writes none in 3.1), so it does not say that a key holds no
+    control character; the edge refuses one all the same (tests/test_api_edge.py), and that is no disagreement."""
     leaves: list[tuple[str, ...]] = []
 
     def walk(node: Any, path: tuple[str, ...]) -> None:
