@@ -36,6 +36,9 @@ STAGES = {
     "law-enacted": "lei promulgada", "administrator-appointed": "Administrador escolhido",
     "installed": "Município instalado", "concluded": "concluído", "archived": "arquivado",
 }
+#: The fields by which an act names a document (audit/dossier.py REFERENCE_FIELDS).
+ITEMS = {"documents": "documentos", "document": "documento", "decree": "decreto", "resolution": "resolução",
+         "law": "lei", "bill": "projeto de lei"}
 #: What the cover says of a case whose stored events do not all decode.
 UNREADABLE = "ilegível: um evento armazenado não pode ser lido (ver a verificação)"
 DEADLINE_STATUSES = {
@@ -101,6 +104,19 @@ class Words:
     @staticmethod
     def municipality(code: str | None, names: dict[str, str]) -> str:
         return names.get(code or "", code or "")
+
+    @staticmethod
+    def item(item: str | None) -> str:
+        """Where an act names a document: an item of Art. 4 as the law writes it (`Art. 4, I`), a field by its
+        name (`decreto`), the n-th attached file as `anexo n`."""
+        if not item:
+            return "—"
+        if item.startswith(("art-", "cf-art-")):
+            return Words.article(item)
+        field, _, index = item.partition(".")
+        if field == "documents" and index.isdigit():
+            return f"anexo {int(index) + 1}"
+        return ITEMS.get(field, item)
 
     @staticmethod
     def code(code: str) -> str:

@@ -113,9 +113,9 @@ def test_every_demo_case_renders_a_pdf_naming_its_number_every_act_and_the_signe
 def test_the_dossier_of_a_petition_lists_the_art_9_documents_it_cites(demo):
     text = " ".join(pdf_text(dossier_of(demo, "LC35-1991-0001").data))
     petition = demo.get("/cases/LC35-1991-0001/events").get_json()[0]
-    for item, reference in petition["payload"]["documents"].items():
-        assert f"{item} {reference}" in text
-    assert "sem arquivo anexado" in text
+    for item, reference in petition["payload"]["documents"].items():  # art-4-I: the law's words, Art. 4, I
+        assert f"{Words.article(item)} {reference}" in text and item not in text
+    assert "sem arquivo anexado" in text and "anexo 1" in text and "documents.0" not in text
 
 
 def test_the_dossier_of_the_1991_case_gives_the_sha256_of_each_document_its_acts_attach(demo):
