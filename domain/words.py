@@ -1,7 +1,7 @@
 """The words people read for the identifiers, kept below every layer that shows them (the pages, the alerts' e-mails
-and webhook bodies): the bodies by name, the deadlines by what is due and the system's alerts by what happened, as
-English msgids that the pages' catalogue translates (api/translations), and the articles of LC 35/1991 as the law
-writes them (`art-23-I` is `Art. 23, I`)."""
+and webhook bodies, the command line): the bodies by name, the case kinds and stages, the deadlines by what is due
+and the system's alerts by what happened, as English msgids that the pages' catalogue translates (api/translations),
+and the articles of LC 35/1991 as the law writes them (`art-23-I` is `Art. 23, I`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,21 @@ ROLE_NAMES = {
     "pge": "State Attorney General (PGE)", "sectma": "SECTMA", "sefaz": "SEFAZ", "setop": "SETOP",
     "tre": "Electoral Court (TRE)", "auditor": "Auditor", "origin-municipality": "origin municipality",
     "requisitioned-body": "requisitioned body", "scheduler": "tramita (scheduler)", "voters": "voters",
+}
+
+#: The case kinds (Art. 1) and the stages of a case's course, as the pages and the command line name them.
+KIND_NAMES = {
+    "creation": "creation of a municipality", "incorporation": "incorporation", "fusion": "fusion",
+    "dismemberment": "dismemberment", "district_creation": "creation of a district",
+    "district_suppression": "suppression of a district", "extinction": "extinction",
+}
+STAGE_NAMES = {
+    "petition-filed": "petition filed", "instruction": "instruction", "requirements-met": "requirements met",
+    "plebiscite-dispensed": "plebiscite dispensed", "plebiscite-decreed": "plebiscite decreed",
+    "plebiscite-scheduled": "plebiscite scheduled", "result-homologated": "result homologated",
+    "result-communicated": "result communicated", "result-registered": "result registered in plenary",
+    "bill-drafted": "bill drafted", "law-enacted": "law enacted", "administrator-appointed": "administrator appointed",
+    "installed": "municipality installed", "concluded": "concluded", "archived": "archived",
 }
 
 #: Each deadline of the statute (the `deadline.*` parameters of domain/statute/lc35.toml) by what is due, as the law

@@ -64,6 +64,8 @@ class MailSettings:
     digest_hour: int = 7
     #: The catalogue's gettext in Portuguese (the wiring gives it); the identity leaves the English msgids.
     gettext: Callable[[str], str] = _same
+    #: A whole number (the days left or late) as the catalogue's language writes it (the wiring gives Babel's).
+    number: Callable[[int], str] = str
 
 
 def check_smtp_url(text: str, source: str = "TRAMITA_SMTP_URL") -> str:
@@ -103,7 +105,8 @@ def told(alert: Mapping[str, Any], settings: MailSettings, acts: list[str],
     """The words of one case alert (`scheduler.jsonlog.alert_fields`); `acts` are the labels of the acts that close
     its deadline (the statute's)."""
     _ = settings.gettext
-    said = alert_words(alert, _, lambda code: municipality_name if code == alert.get("municipality") else None)
+    said = alert_words(alert, _, lambda code: municipality_name if code == alert.get("municipality") else None,
+                       number=settings.number)
     act = " ou ".join(acts) if acts else alert["rule"]
     state, who, article = said.state, said.who, said.article
     due, when = date.fromisoformat(alert["due_on"]), said.when

@@ -195,7 +195,7 @@ def run(config: SchedulerConfig, app: Tramita, store: Store, leadership: Leaders
         log("stopped", pid=os.getpid(), reason="stopped while waiting for the leadership")
         return 0
     webhook = webhook_for(config, app, log, **(webhook_options or {}))
-    wording = wording or Wording.of(app, config.mail.gettext)
+    wording = wording or Wording.of(app, config.mail.gettext, config.mail.number)
     subscribers = None
     if app.subscription_keys is not None:
         subscribers = Subscribers(app, store, log, config.webhook_tries, config.webhook_backoff_cap,

@@ -52,11 +52,11 @@ def test_replay_as_of_a_legal_date_shows_the_timeline_up_to_that_date(database, 
     capsys.readouterr()
     assert main(["replay", "LC35-1991-0001", "--as-of", "1992-01-08"]) == 0
     out = capsys.readouterr().out
-    assert "LC35-1991-0001 (creation): fase result-communicated em 08/01/1992" in out
+    assert "LC35-1991-0001 (criação de município): fase: resultado comunicado em 08/01/1992" in out
     assert "ResultCommunicated" in out and "LawEnacted" not in out
     assert main(["replay", "LC35-1991-0001"]) == 0
     full = capsys.readouterr().out
-    assert "fase concluded" in full and "ledger-transfer:1200450 (em atraso)" in full
+    assert "fase: concluído" in full and "ledger-transfer:1200450 (em atraso)" in full
 
 
 def test_replay_of_an_unknown_case_says_so(database, capsys):

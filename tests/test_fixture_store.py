@@ -67,7 +67,9 @@ def test_each_case_of_an_earlier_store_replays_every_act_it_replayed_then(store,
     assert len(replays) == 11
     for number, printed in replays.items():
         assert main(["replay", number]) == printed["rc"] == 0
-        assert in_order(printed["out"], capsys.readouterr().out), number
+        title, *acts = printed["out"].splitlines()  # the title now names the kind and the stage in words
+        out = capsys.readouterr().out
+        assert out.startswith(title.split(" ", 1)[0] + " (") and in_order("\n".join(acts), out), number
 
 
 def test_an_earlier_store_verifies_intact_under_its_checkpoint_with_its_unsigned_events_covered(store, capsys):

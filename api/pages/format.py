@@ -18,22 +18,12 @@ from markupsafe import Markup
 
 from domain.application import LEGAL_TIMEZONE
 from domain.case.kinds import DISTRICT_KINDS
-from domain.words import DEADLINE_NAMES, ROLE_NAMES, SYSTEM_ALERT_NAMES, article_words, deadline_parts
+from domain.words import (DEADLINE_NAMES, KIND_NAMES, ROLE_NAMES, STAGE_NAMES, SYSTEM_ALERT_NAMES, article_words,
+                          deadline_parts)
 
-KINDS = {
-    "creation": _l("creation of a municipality"), "incorporation": _l("incorporation"), "fusion": _l("fusion"),
-    "dismemberment": _l("dismemberment"), "district_creation": _l("creation of a district"),
-    "district_suppression": _l("suppression of a district"), "extinction": _l("extinction"),
-}
-STAGES = {
-    "petition-filed": _l("petition filed"), "instruction": _l("instruction"),
-    "requirements-met": _l("requirements met"), "plebiscite-dispensed": _l("plebiscite dispensed"),
-    "plebiscite-decreed": _l("plebiscite decreed"), "plebiscite-scheduled": _l("plebiscite scheduled"),
-    "result-homologated": _l("result homologated"), "result-communicated": _l("result communicated"),
-    "result-registered": _l("result registered in plenary"), "bill-drafted": _l("bill drafted"),
-    "law-enacted": _l("law enacted"), "administrator-appointed": _l("administrator appointed"),
-    "installed": _l("municipality installed"), "concluded": _l("concluded"), "archived": _l("archived"),
-}
+#: The case kinds and stages by name: their msgids live below the pages (domain/words.py), which the CLI shares.
+KINDS = {kind: _l(name) for kind, name in KIND_NAMES.items()}
+STAGES = {stage: _l(name) for stage, name in STAGE_NAMES.items()}
 #: The bodies by name: their msgids live below the pages (domain/words.py), which the alerts' e-mails share.
 ROLES = {role: _l(name) for role, name in ROLE_NAMES.items()}
 DEADLINE_STATUSES = {

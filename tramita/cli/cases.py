@@ -8,6 +8,7 @@ import sys
 import time
 from datetime import date
 
+from domain.words import KIND_NAMES, STAGE_NAMES
 from tramita.bootstrap import build_application, build_projector, database_url
 from tramita.cli.language import day, say, tenths
 
@@ -57,8 +58,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(json.dumps({"case": args.case, "as_of": args.as_of, "stage": case.stage if case else None,
                           "events": rows, "next_acts": next_acts}, default=str, ensure_ascii=False, indent=2))
         return 0
-    title = f"{case.number} ({case.kind})" if case else args.case
-    stage = say("stage %(stage)s", stage=case.stage) if case else say("not yet opened")
+    title = f"{case.number} ({say(KIND_NAMES.get(case.kind, case.kind))})" if case else args.case
+    stage = say("stage: %(stage)s", stage=say(STAGE_NAMES.get(case.stage, case.stage))) if case \
+        else say("not yet opened")
     print(f"{title}: {stage}" + (" " + say("as of %(day)s", day=day(as_of)) if as_of else ""))
     print(f"{'#':>3}  {say('legal date'):<10}  {say('recorded at (UTC)'):<19}  {say('actor'):<22}  "
           f"{say('article'):<16}  {say('act')}")

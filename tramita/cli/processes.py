@@ -169,23 +169,25 @@ def demo_tokens(app: Any, path: Path) -> DemoTokens:
 
 
 def mailed_in_portuguese(settings: Any) -> Any:
-    """The scheduler's settings with the alerts' e-mails worded by the pages' Portuguese catalogue."""
+    """The scheduler's settings with the alerts' e-mails worded by the pages' Portuguese catalogue, whole numbers
+    as Babel writes them in pt-BR."""
     from dataclasses import replace
+
+    from babel.numbers import format_decimal
 
     from api.i18n import compiled_catalogue
 
-    return replace(settings, mail=replace(settings.mail, gettext=compiled_catalogue("pt_BR").gettext))
+    return replace(settings, mail=replace(settings.mail, gettext=compiled_catalogue("pt_BR").gettext,
+                                          number=lambda value: format_decimal(value, locale="pt_BR")))
 
 
 def alerts_in_portuguese(app: Any, settings: Any) -> Any:
     """How the scheduler says its alerts beside their codes (the webhook's body and the log line): the e-mails'
     Portuguese catalogue, the registry's names of the municipalities, whole numbers as Babel writes them in pt-BR.
     Alerts are sent in Portuguese whatever the operator's LANG: their readers are the bodies, not the operator."""
-    from babel.numbers import format_decimal
-
     from scheduler.jsonlog import Wording
 
-    return Wording.of(app, settings.mail.gettext, number=lambda value: format_decimal(value, locale="pt_BR"))
+    return Wording.of(app, settings.mail.gettext, number=settings.mail.number)
 
 
 def cmd_scheduler(args: argparse.Namespace) -> int:
