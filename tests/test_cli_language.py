@@ -102,7 +102,8 @@ def test_every_sentence_the_command_line_says_has_its_portuguese_with_the_same_p
         catalogue = read_po(po, locale="pt_BR")
     translated = {message.id: message.string for message in catalogue if message.id}
     sentences = {message for _, _, message, _, _ in extract_from_dir(
-        str(REPO / "tramita" / "cli"), [("**.py", "python")], keywords={"say": None})}
+        str(REPO / "tramita"), [("cli/**.py", "python"), ("side_by_side.py", "python")],
+        keywords={"say": None, "worded": None})}
     assert len(sentences) > 50  # the extraction found the commands' sentences
     assert not sorted(s for s in sentences if not translated.get(s))
     assert not [(message.id, errors) for message, errors in catalogue.check() if message.id in sentences]

@@ -13,6 +13,8 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tramita.cli.language import say as worded
+
 
 def port_taken(host: str, port: str) -> str | None:
     """Why `host:port` cannot be served on now (the system's words: in use, no such address), or None when it can.
@@ -62,7 +64,7 @@ def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], No
             ended = {name: p.returncode for name, p in processes.items() if p.poll() is not None}
             if ended:
                 name, code = next(iter(ended.items()))
-                say(f"{name} stopped (exit {code}); stopping the others")
+                say(worded("%(name)s stopped (exit %(code)s); stopping the others", name=name, code=str(code)))
                 break
             if ready is not None and answers(ready[0]):
                 ready[1]()
@@ -76,7 +78,7 @@ def run_side_by_side(commands: dict[str, Sequence[str]], say: Callable[[str], No
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                say(f"{name} did not stop in 15 s; killing it")
+                say(worded("%(name)s did not stop in 15 s; killing it", name=name))
                 process.kill()
                 process.wait()
         for signum, handler in previous.items():
