@@ -230,6 +230,10 @@ class PathSegment(UnicodeConverter):
     control character; anything else matches no route (404), so it never reaches a view or the database."""
 
     regex = f"[^/{_NOT_IN_A_LINE}{_SURROGATES}]{{1,{MAX_REFERENCE_CHARS}}}"
+    #: The regex never matches a slash, which Werkzeug cannot tell from its text (it holds a `/`, excluded): said
+    #: here, every rule with a path parameter is matched a segment at a time instead of by one regex per rule over
+    #: the rest of the path (an act's path was tried against each of the 32 rules under `/cases/<case_ref>/`).
+    part_isolating = True
 
     def __init__(self, map: Any, *args: Any, **kwargs: Any) -> None:  # noqa: A002 - Werkzeug's signature
         super().__init__(map, *args, **kwargs)
