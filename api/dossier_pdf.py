@@ -2,13 +2,13 @@
 
 Cost. WeasyPrint lays out a page in memory before it writes it, at some milliseconds and some tens of kilobytes
 per table row; a whole 1,000-event case laid out at once would hold every page's boxes together. So the dossier
-is rendered in parts of at most PART_ROWS rows (the cover; the timeline, the deadlines and the documents in
-slices; the verification), each laid out, written to PDF bytes and let go before the next: the memory a
-rendering holds is one part's layout plus the finished bytes, whatever the case's length. Each part numbers its
-sheets on from the previous part's last (`fls. N`, a CSS page counter reset on its first page), and the pages
-are joined with pypdf after the first part's, whose catalogue carries the PDF/A-3b identification and the
-attached documents for the whole file. The parts are not tagged: a structure tree would describe one part's
-pages only, and a joined file would claim a structure it does not have.
+is rendered in parts of at most PART_ROWS rows (the termo de abertura and the cover; the timeline, the deadlines
+and the documents in slices; the verification; the termo de encerramento), each laid out, written to PDF bytes
+and let go before the next: the memory a rendering holds is one part's layout plus the finished bytes, whatever
+the case's length. Each part numbers its sheets on from the previous part's last (`fls. N`, a CSS page counter
+reset on its first page), and the pages are joined with pypdf after the first part's, whose catalogue carries
+the PDF/A-3b identification and the attached documents for the whole file. The parts are not tagged: a
+structure tree would describe one part's pages only, and a joined file would claim a structure it does not have.
 
 Abuse. Rendering costs CPU for seconds on a long case, so each process renders at most RENDERS dossiers at
 once; a request that finds them all busy is answered 503 with `Retry-After` at once rather than holding one of

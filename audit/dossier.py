@@ -19,8 +19,6 @@ from datetime import date
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError
-
 from domain.acts import Actor
 from domain.case import Case
 from domain.dossiers import DossierIssue
@@ -265,16 +263,23 @@ def issue(audit: Any, dossier: dict[str, Any], *, code: str, pdf: bytes, signed:
 
 
 def issued(audit: Any, code: str) -> dict[str, Any] | None:
-    """What a verification code was issued for, and the case's verdict now; None for a code never issued."""
-    app = audit.app
+    """What a verification code was issued for, whether its record holds (its event's chain recomputed from the
+    stored bytes and its hash the one the audit log holds: an administrator's edit shows here, not only in
+    `tramita verify`), and the case's verdict now; None for a code never issued."""
+    app, aggregate_id = audit.app, DossierIssue.id_for(code)
     try:
-        found = app.repository.get(DossierIssue.id_for(code))
-    except AggregateNotFoundError:
+        report, events = app.verified_events(aggregate_id)
+    except CaseNotFoundError:
         return None
-    if not isinstance(found, DossierIssue):
-        return None
-    return {"code": found.code, "case_id": found.case_id, "case_number": found.case_number,
-            "case_version": found.case_version, "sha256": found.sha256, "size": found.size,
-            "checkpoint_size": found.checkpoint_size, "checkpoint_root": found.checkpoint_root,
-            "signed": found.signed, "issued_at": found.issued_at.isoformat(),
-            "verdict": audit.verify_case(found.case_id)}
+    logged = {leaf.version: leaf.event_hash for leaf in audit.log.leaves_of(aggregate_id)} if audit.log.exists() \
+        else {}
+    first = events[0] if events else None
+    if not isinstance(first, DossierIssue.Issued):  # its one event no longer reads as an issuance
+        return {"code": code, "record_intact": False, "case_number": None, "sha256": None, "issued_at": None,
+                "verdict": None}
+    intact = report.ok and all(logged.get(event.originator_version, event.hash) == event.hash for event in events)
+    return {"code": first.code, "case_id": first.case_id, "case_number": first.case_number,
+            "case_version": first.case_version, "sha256": first.sha256, "size": first.size,
+            "checkpoint_size": first.checkpoint_size, "checkpoint_root": first.checkpoint_root,
+            "signed": first.signed, "issued_at": first.timestamp.isoformat(), "record_intact": intact,
+            "verdict": audit.verify_case(first.case_id)}

@@ -56,13 +56,15 @@ def test_a_code_never_issued_is_a_404_page_in_portuguese(demo):
         assert f"Nenhum dossiê foi emitido com o código de verificação {asked}." in page_text(answer)
 
 
-def test_an_issuance_edited_in_the_database_is_found_by_the_full_verification(tmp_path):
-    """The threat model's database administrator rewrites the SHA-256 an issuance recorded: the chain and the
-    checkpoint over the log tell."""
+def test_an_issuance_edited_in_the_database_is_found_by_the_full_verification_and_its_public_page(tmp_path):
+    """The threat model's database administrator rewrites the SHA-256 an issuance recorded (to pass off another
+    file): the chain and the log tell, in `verify` and on the public page, which no longer vouches for it."""
     api = ApiHarness(f"sqlite:///{tmp_path / 'tramita.sqlite'}", signer=Signer.generate(ORIGIN))
     try:
         number = open_1991_petition(api)["number"]
         delivered = dossier_of(api, number).data
+        intact = page_text(api.flask.test_client().get(f"/verificar/{CODE.search(pdf_text(delivered)[0]).group(1)}"))
+        assert hashlib.sha256(delivered).hexdigest() in intact and "foi alterado" not in intact
         audit = api.flask.extensions["tramita.audit"]
         audit.sign_checkpoint()
         assert audit.verify().ok
@@ -72,6 +74,9 @@ def test_an_issuance_edited_in_the_database_is_found_by_the_full_verification(tm
             assert digest.encode() in state
             stored.set_state(originator, version, state.replace(digest.encode(), b"0" * 64))
         assert not audit.verify().ok
+        code = CODE.search(pdf_text(delivered)[0]).group(1)
+        answer = page_text(api.flask.test_client().get(f"/verificar/{code}"))
+        assert "O registro desta emissão foi alterado no banco de dados" in answer
     finally:
         api.close()
 
