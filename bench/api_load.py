@@ -20,8 +20,10 @@ What is measured
    `POST /cases`: a voters' creation petition with 32 valid Acre voter titles, one registry municipality per
    client (so that the clients share no aggregate). On a second fresh database, the in-process side seeds the
    registry and opens C cases the same way, then starts W worker processes (spawned), each with its own
-   application built as the CLI builds it and its share of the cases read once, as a server worker has: one
-   process would give the in-process side one interpreter lock against the server's W.
+   application built as a server worker builds its own (tramita/web.py: with the audit service, so that its acts
+   check what they read against the audit log as the server's do) and its share of the cases read once, as a
+   server worker has them: one process would give the in-process side one interpreter lock against the server's W.
+   Both sides name a case by its id, as the API's `Location` does.
 
 1. R rounds, each running three sides in turn for S seconds each, the order reversed every other round (act
    requests, floor, in-process; then in-process, floor, act requests), so that no side always runs first or last
@@ -67,7 +69,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tramita.bootstrap import build_application
+from infrastructure.store import open_store
+from tramita.bootstrap import build_application, build_audit
 from tramita.side_by_side import tramita_command
 from domain.acts import Actor
 from domain.application import LEGAL_TIMEZONE
@@ -182,7 +185,7 @@ class Run:
 
 def open_service_cases(url: str, clients: int) -> list[str]:
     """Untimed: a fresh database, the registry seeded and one case per client opened as the HTTP clients open
-    theirs; the case numbers."""
+    theirs; the cases' ids."""
     app = build_application(url, create_table=True)
     try:
         seeded = app.seed_registry(SEED_ACTOR, SEED_DAY)
@@ -191,16 +194,20 @@ def open_service_cases(url: str, clients: int) -> list[str]:
         for client, code in enumerate(client_municipalities(seeded, clients)):
             body = petition(code, client, day)
             del body["occurred_on"]
-            numbers.append(app.open_case(MESA, day, **body).number)
+            numbers.append(str(app.open_case(MESA, day, **body).case_id))  # as the API's Location names it
         return numbers
     finally:
         app.close()
 
 
 def service_worker(url: str, share: list[str], barrier: Any, commands: Any, results: Any) -> None:
-    """One in-process worker: its own application (as a gunicorn worker has), its cases read once, then for each
-    round it is given (seconds) one writer thread per case recording the mix, its CPU read around them."""
+    """One in-process worker: its own application built as a gunicorn worker builds its own (tramita/web.py: the
+    application, then the audit service, from which every act checks what it reads against the audit log), its cases
+    read once, then for each round it is given (seconds) one writer thread per case recording the mix, its CPU read
+    around them."""
     app = build_application(url)
+    store = open_store(url)
+    build_audit(app, store)
     try:
         for number in share:
             app.get_case(number)  # the HTTP workers have served the openings before their timed part
@@ -232,6 +239,7 @@ def service_worker(url: str, share: list[str], barrier: Any, commands: Any, resu
                 thread.join()
             results.put((latencies, failures, time.process_time() - cpu, time.perf_counter() - began))
     finally:
+        store.close()
         app.close()
 
 
