@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from domain.alerts import BREACH, MISSED
 from domain.words import DEADLINE_NAMES, ROLE_NAMES, article_words, deadline_parts
 
 Gettext = Callable[[str], str]
@@ -87,8 +88,8 @@ def alert_words(alert: Mapping[str, Any], gettext: Gettext = _same, names: Namer
     due, raised = date.fromisoformat(alert["due_on"]), date.fromisoformat(alert["raised_on"])
     left = (due - raised).days
     late = alert.get("days_overdue") or max(0, -left)
-    if alert["kind"] in ("missed", "breach"):
-        state = _("Deadline missed") if alert["kind"] == "missed" else _("Requisition refused (breach)")
+    if alert["kind"] in (MISSED, BREACH):
+        state = _("Deadline missed") if alert["kind"] == MISSED else _("Requisition refused (breach)")
         when = _("%(days)s day(s) late") % {"days": number(late)} if late else _("due today")
     else:
         state = _("Deadline due in %(days)s day(s)") % {"days": number(left)} if left else _("Deadline due today")
