@@ -8,9 +8,10 @@ import sys
 import time
 from datetime import date
 
-from domain.words import KIND_NAMES, STAGE_NAMES
+from domain.alert_words import municipality_words
+from domain.words import KIND_NAMES, ROLE_NAMES, STAGE_NAMES
 from tramita.bootstrap import build_application, build_projector, database_url
-from tramita.cli.language import day, say, tenths
+from tramita.cli.language import day, language, say, tenths
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
@@ -72,10 +73,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
         heading = say("next acts on %(day)s:", day=day(as_of)) if as_of else say("next acts:")
         print(heading + ("" if next_acts else " " + say("none")))
         for entry in next_acts:
-            bodies = ", ".join(entry["roles"]) + (" " + say("of %(municipalities)s", municipalities=", ".join(
-                entry["municipalities"])) if entry["municipalities"] else "")
+            bodies = ", ".join(say(ROLE_NAMES.get(role, role)) for role in entry["roles"]) + (
+                " " + say("of %(municipalities)s", municipalities=", ".join(
+                    municipality_words(code, _name(app, code), language().gettext)
+                    for code in entry["municipalities"])) if entry["municipalities"] else "")
             print(f"  {entry['act']:<32}  {entry['article']:<16}  {bodies}")
     return 0
+
+
+def _name(app, code: str) -> str | None:  # noqa: ANN001
+    """A municipality's name in the registry (None: not there; its code is shown)."""
+    from domain.errors import MunicipalityNotFoundError
+
+    try:
+        return app.municipality(code).name
+    except MunicipalityNotFoundError:
+        return None
 
 
 def _detail(row: dict) -> str:
