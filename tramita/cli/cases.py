@@ -97,8 +97,8 @@ def _detail(row: dict) -> str:
         return f" [{', '.join(str(d.get('name')) for d in payload['documents'] if isinstance(d, dict))}]"
     for key in ("deadline", "item", "requisition", "law", "decree", "reason"):
         if key in payload and payload[key]:
-            extra = " " + say("due %(day)s", day=day(payload["due_on"])) if key == "deadline" and payload.get("due_on") \
-                else ""
+            due = payload.get("due_on") if key == "deadline" else None
+            extra = " " + say("due %(day)s", day=day(due)) if due else ""
             late = " " + say("(late)") if payload.get("on_time") is False else ""
             return f" [{payload[key]}{extra}{late}]"
     return ""
