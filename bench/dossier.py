@@ -1,5 +1,6 @@
-"""Benchmark: rendering the printable case file (`GET /cases/{id}/dossier.pdf`) of a long case, against the JSON
-timeline of the same case (`GET /cases/{id}/events`), on SQLite, through the Flask app in-process.
+"""Benchmark: the printable case file (`GET /cases/{id}/dossier.pdf`: a PDF/A-3b, sealed with a verification code
+and signed with PAdES) of a long case, against the JSON timeline of the same case (`GET /cases/{id}/events`), on
+SQLite, through the Flask app in-process.
 
 Usage: python bench/dossier.py [--events E] [--repeat R]
 
@@ -10,18 +11,21 @@ What is measured
    and the audit tree migrated; one voters' creation grown by `bench/record_acts.py`'s Art. 10 cycles (the Mesa's
    requisition, its receipt, the body's finding: each cycle also opens and closes a deadline) to at least E
    events (default 1,000); the projector catches up and a checkpoint is signed over the whole log; an auditor's
-   token.
+   token; a self-signed certificate (EC P-256, made for the run) as the deployment's TRAMITA_DOSSIER_CERT.
 
 1. The JSON timeline (the baseline): `GET /cases/{number}/events`, R times (default 3).
 
 2. The dossier: `GET /cases/{number}/dossier.pdf`, R times, each on an empty dossier cache (a new renderer per
-   request), so each is gathered and rendered whole: the verdict, the parts laid out one by one, joined and
-   footed. The pages and bytes of the PDF are printed, and the process's peak resident memory after it.
+   request), so each is gathered and rendered whole: the verdict, the parts laid out one by one and joined, the
+   PAdES signature, the issuance recorded. The pages and bytes of the PDF are printed, and the process's peak
+   resident memory after it.
 
 3. Once, the same dossier laid out as one part (`api.dossier_pdf.render` with no limit on a part's rows), the
    peak resident memory after it: what the parts save.
 
-The medians are printed (`time.perf_counter`), and the last line is `ratio: <dossier median ÷ events median>`.
+The medians are printed (`time.perf_counter`), with the process's CPU time of each request beside them
+(`time.process_time`: steadier than the wall clock on a loaded machine), and the last line is `ratio: <dossier
+median ÷ events median>`.
 There is no goal: the ratio says what one PDF costs in JSON reads of the same case, the figure to weigh when
 deciding how many rendering slots a process has (api/dossier_pdf.py RENDERS).
 """
@@ -33,7 +37,7 @@ import resource
 import statistics
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from record_acts import GrowingCase
 
@@ -51,6 +55,31 @@ NOW = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 SEED_ACTOR, SEED_DAY = Actor("ibge-bench", "ibge"), date(1991, 12, 18)
 OPENED_ON = date(2014, 1, 2)
 ADMIN = Actor("bench-admin@cli", "token-administrator")
+
+
+def certificate(folder: str) -> dict[str, str]:
+    """A self-signed signing certificate in a PKCS#12 file and its password file: the settings that sign dossiers."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+
+    key, subject = ec.generate_private_key(ec.SECP256R1()), x509.Name([
+        x509.NameAttribute(NameOID.COMMON_NAME, "tramita bench")])
+    usage = x509.KeyUsage(digital_signature=True, content_commitment=True, key_encipherment=False,
+                          data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
+                          encipher_only=False, decipher_only=False)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(NOW - timedelta(days=1))
+            .not_valid_after(datetime.now(timezone.utc) + timedelta(days=1)).add_extension(usage, critical=True)
+            .sign(key, hashes.SHA256()))
+    with open(f"{folder}/dossier.p12", "wb") as out:
+        out.write(pkcs12.serialize_key_and_certificates(b"bench", key, cert, None,
+                                                        serialization.BestAvailableEncryption(b"bench")))
+    with open(f"{folder}/password", "w", encoding="utf-8") as out:
+        out.write("bench\n")
+    return {"TRAMITA_DOSSIER_CERT": f"{folder}/dossier.p12", "TRAMITA_DOSSIER_CERT_PASSWORD_FILE": f"{folder}/password"}
 
 
 def peak_mib() -> float:
@@ -80,22 +109,25 @@ def main(argv: list[str] | None = None) -> None:
         while case.length() < args.events:
             case.cycle()
         projector.catch_up()
-        flask = create_app({"TRAMITA_DATABASE_URL": url}, application=app)
+        flask = create_app({"TRAMITA_DATABASE_URL": url, **certificate(folder)}, application=app)
         flask.extensions["tramita.audit"].sign_checkpoint()
         token = app.issue_token(ADMIN, name="bench-auditor", role="auditor", municipality=None).token
         client, headers = flask.test_client(), {"Authorization": f"Bearer {token}"}
         try:
             before = peak_mib()
             times: dict[str, list[float]] = {"events": [], "dossier": []}
+            cpu: dict[str, list[float]] = {"events": [], "dossier": []}
             for _ in range(args.repeat):
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 events = client.get(f"/cases/{case.number}/events", headers=headers)
                 times["events"].append(time.perf_counter() - start)
+                cpu["events"].append(time.process_time() - start_cpu)
                 assert events.status_code == 200, events.get_data(as_text=True)[:300]
                 flask.extensions["tramita.dossier"] = Renderer()  # nothing cached: gathered and rendered whole
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 pdf = client.get(f"/cases/{case.number}/dossier.pdf", headers=headers)
                 times["dossier"].append(time.perf_counter() - start)
+                cpu["dossier"].append(time.process_time() - start_cpu)
                 assert pdf.status_code == 200, pdf.get_data(as_text=True)[:300]
             parts_peak = peak_mib()
             dossier = flask.extensions["tramita.audit"].dossier(case.number, due_soon_days=5, deadlines=case_deadlines)
@@ -109,14 +141,19 @@ def main(argv: list[str] | None = None) -> None:
     from pypdf import PdfReader
     import io
 
-    pages = len(PdfReader(io.BytesIO(pdf.data)).pages)
+    read = PdfReader(io.BytesIO(pdf.data))
+    pages, root = len(read.pages), read.trailer["/Root"]
+    xmp = root["/Metadata"].get_object().get_data() if "/Metadata" in root else b""
     medians = {name: statistics.median(values) for name, values in times.items()}
+    cpus = {name: statistics.median(values) for name, values in cpu.items()}
     print(f"store: sqlite (temporary file), case {case.number}: {len(events.get_json())} events, signed, "
           "checkpointed")
     print(f"GET /cases/{{id}}/events: {len(events.data)} bytes, median {medians['events'] * 1000:.1f} ms over "
-          f"{args.repeat}")
-    print(f"GET /cases/{{id}}/dossier.pdf: {pages} pages, {len(pdf.data)} bytes, median "
-          f"{medians['dossier'] * 1000:.1f} ms over {args.repeat} (uncached)")
+          f"{args.repeat} (CPU {cpus['events'] * 1000:.1f} ms)")
+    signed = "signed (PAdES)" if b"/ETSI.CAdES.detached" in pdf.data else "not signed"
+    variant = "PDF/A-3b" if b'pdfaid:part="3"' in xmp else "not PDF/A"
+    print(f"GET /cases/{{id}}/dossier.pdf: {pages} pages, {len(pdf.data)} bytes, {variant}, {signed}, median "
+          f"{medians['dossier'] * 1000:.1f} ms over {args.repeat} (uncached; CPU {cpus['dossier'] * 1000:.1f} ms)")
     print(f"peak resident memory: {before:.0f} MiB before the PDFs, {parts_peak:.0f} MiB after them (in parts of "
           f"at most the module's rows), {whole_peak:.0f} MiB after one layout of the whole case "
           f"({whole_seconds * 1000:.0f} ms, {len(whole)} bytes)")
