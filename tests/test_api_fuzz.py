@@ -97,9 +97,15 @@ def _resolved(spec: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     return spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
 
 
+def json_type(schema: dict[str, Any]) -> str | None:
+    """A schema's type; in OpenAPI 3.1 a field that may be null lists "null" beside it, which is left out here."""
+    kind = schema.get("type")
+    return next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+
+
 def _kind(spec: dict[str, Any], schema: dict[str, Any]) -> str:
     schema = _resolved(spec, schema)
-    return schema.get("format") or schema.get("type") or ("number" if "anyOf" in schema else "any")
+    return schema.get("format") or json_type(schema) or ("number" if "anyOf" in schema else "any")
 
 
 def ordinary(spec: dict[str, Any], schema: dict[str, Any]) -> Any:
@@ -110,7 +116,7 @@ def ordinary(spec: dict[str, Any], schema: dict[str, Any]) -> Any:
         return ordinary(spec, schema["anyOf"][0])
     if "enum" in schema:
         return schema["enum"][0]
-    kind = schema.get("type")
+    kind = json_type(schema)
     if kind == "object" and "properties" in schema:
         return {name: ordinary(spec, schema["properties"][name]) for name in schema.get("required", [])}
     if kind == "object":
