@@ -94,6 +94,7 @@ def browser(served):  # noqa: ANN201, ARG001 - the server first: a failing start
                      "--window-size=1400,1000", "--lang=pt-BR", "--no-first-run", "--disable-extensions"):
         options.add_argument(argument)
     options.add_experimental_option("prefs", {"intl.accept_languages": "pt-BR,pt"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console: a refused script is an error
     driver = webdriver.Chrome(options=options, service=Service(executable_path=found[1]))
     driver.set_page_load_timeout(WAIT_SECONDS)
     try:
@@ -263,3 +264,24 @@ def test_axe_core_finds_no_serious_or_critical_violation_on_any_page_at_a_deskto
     finally:
         browser.delete_all_cookies()  # signed out whatever happened, for the next test
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_swagger_ui_renders_the_openapi_3_1_document_and_a_response_example_from_the_demo(served, browser):
+    """/docs under its Content-Security-Policy: Swagger UI renders the OpenAPI 3.1 document, every operation, and an
+    operation's response example taken from the demo."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, WAIT_SECONDS)
+    browser.get(f"{served[0]}/docs")
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".opblock")) >= 58)
+    assert "OAS 3.1" in browser.find_element(By.CSS_SELECTOR, ".info").text
+    assert "Unable to render" not in browser.page_source
+    case = next(block for block in browser.find_elements(By.CSS_SELECTOR, ".opblock-get")
+                if block.find_element(By.CSS_SELECTOR, ".opblock-summary-path").text.strip() == "/cases/{case_ref}")
+    case.find_element(By.CSS_SELECTOR, ".opblock-summary-control").click()
+    wait.until(lambda d: "LC35-1991-0001" in case.find_element(By.CSS_SELECTOR, ".responses-wrapper").text)
+    refused = [entry["message"] for entry in browser.get_log("browser")  # the browser asks for a favicon itself
+               if "Content Security Policy" in entry["message"] or entry["level"] == "SEVERE"
+               and "/favicon.ico" not in entry["message"]]
+    assert refused == []

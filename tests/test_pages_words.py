@@ -13,9 +13,8 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from domain.words import ROLE_NAMES
-from tests.api_client import ApiHarness
 from tests.stores import NOW
-from audit.demo_files import seed_demo_with_documents
+from tests.test_pages import demo  # noqa: F401 - the pages' demo, one per module
 
 #: Where the walk starts: the pages' navigation (and, for a body that files petitions, the new case's form).
 STARTS = ("/processos", "/prazos", "/alertas", "/municipios", "/assinaturas")
@@ -65,21 +64,10 @@ def identifiers_of_the_api() -> set[str]:
     return {key for key in ROLE_NAMES if "-" not in key} - {"ibge"}
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):  # noqa: ANN201
-    folder = tmp_path_factory.mktemp("words")
-    harness = ApiHarness(f"sqlite:///{folder / 'tramita.sqlite'}",
-                         config={"TRAMITA_SESSION_KEY": str(folder / "session.key")})
-    seed_demo_with_documents(harness.app, harness.flask.extensions["tramita.documents"], say=lambda _: None)
-    harness.projector.catch_up()
-    harness.clock.now = NOW
-    yield harness
-    harness.close()
-
-
 def walk(harness, token: str, name: str, filing: bool) -> dict[str, str]:  # noqa: ANN001
     """Every page reached from STARTS by its links, signed in with `token`: its path and visible text, where the
     token's `name` (what an administrator called it, shown as who is signed in) is set aside."""
+    harness.clock.now = NOW
     client = harness.flask.test_client()
     csrf = re.search(rb'name="csrf" value="([^"]+)"', client.get("/").data).group(1).decode()
     assert client.post("/sessao", data={"csrf": csrf, "token": token, "proximo": "/processos"}).status_code == 303
