@@ -192,10 +192,12 @@ def test_a_refusal_under_the_law_is_shown_beside_its_field_with_its_article(mesa
 
 def test_too_few_signatures_are_refused_beside_the_signatures_under_art_8(mesa):
     api = mesa
+    api.projector.catch_up()  # the registry's read model, whose names the form shows
     answer = file_creation(api.client, signatures="\n".join(voters_lines().splitlines()[:3]))
     assert answer.status_code == 422
     beside = field_errors(answer, "signatures")
     assert beside and beside[0].startswith("Art. 8:") and "3 assinaturas válidas" in beside[0]
+    assert f"Feijó ({FEIJO})" in beside[0]  # the area by its municipality's name, the code beside it
     assert api.get(f"/cases/{NUMBER}").status_code == 404
 
 

@@ -9,6 +9,7 @@ form is drawn, so a clerk picks what the domain accepts; the domain still judges
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask_babel import gettext as _
@@ -25,6 +26,8 @@ WORDS = {"union": _l("the powers of the Union"), "state": _l("the powers of the 
          "installation": _l("the installation")}
 #: An Art. 40 recipient standing for each origin municipality of the case (`origin-municipality:<IBGE>`).
 ORIGIN = "origin-municipality"
+#: An IBGE municipality code inside a sentence: seven digits standing alone.
+_CODE = re.compile(r"(?<![\w.,/-])([0-9]{7})(?![\w.,/-])")
 
 
 def offered(act: str, case: dict[str, Any], actor: Actor, statute: Any, on: Any) -> dict[str, list[str]]:
@@ -60,6 +63,20 @@ def word(value: str, names: dict[str, str]) -> str:
     if value.startswith(("art-", "cf-art-")):
         return fmt.article(value)
     return fmt.kind(value) if value in fmt.KINDS else value
+
+
+def with_names(shown: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """A refusal's messages with each municipality of the registry named beside its code: the domain's sentences
+    carry the code (`a área 1200302 tem 3 assinaturas`), a clerk reads the name (`Feijó (1200302)`)."""
+    def named(text: str) -> str:
+        return _CODE.sub(lambda found: f"{names[found.group(1)]} ({found.group(1)})" if found.group(1) in names
+                         else found.group(1), text)
+
+    if isinstance(shown.get("refusal"), str):
+        shown["refusal"] = named(shown["refusal"])
+    if isinstance(shown.get("errors"), dict):
+        shown["errors"] = {field: [named(str(m)) for m in messages] for field, messages in shown["errors"].items()}
+    return shown
 
 
 def labelled(fields: list[dict[str, Any]], choices: dict[str, list[str]], names: dict[str, str]

@@ -31,7 +31,7 @@ from api.acts import ACTS, Act, file_petition, record_act
 from api.errors import say
 from api.http import read_store, tramita
 from api.pages import format as fmt, session
-from api.pages.form_choices import labelled, offered
+from api.pages.form_choices import labelled, offered, with_names
 from api.pages.form_fields import FILES, KEY, VERSION, FormError, flattened, read_form, widgets
 from api.pages.views import PageError, pages
 from api.schemas import PetitionSchema
@@ -303,6 +303,7 @@ def act_form(number: str, act: str) -> Response | tuple[str, int] | str:
         if acted is not None:
             return redirect(url_for("pages.case", number=acted.number, registrado=act) + "#ato-registrado", 303)
         form, key = request.form, request.form.get(KEY) or key
+        shown = with_names(shown, {m["code"]: m["name"] for m in options})
         case, version = app.case_view(number)
         if "stale" in shown:
             shown["since"] = events_since(case["number"], expected or 0, case["kind"])
@@ -345,6 +346,7 @@ def new_case() -> Response | tuple[str, int] | str:
             return redirect(url_for("pages.case", number=acted.number, registrado=PETITION) + "#ato-registrado",
                             303)
         form, key = request.form, request.form.get(KEY) or key
+        shown = with_names(shown, {m["code"]: m["name"] for m in options})
     fields = drawn(fields, form, shown.get("errors", {}))
     page = render_template("new_case.html", kinds=kinds, kind=kind, key=key, shown=placed(shown, fields),
                            files=FILES, fields=fields, options=options, attaches=True,
