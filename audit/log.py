@@ -50,11 +50,13 @@ class TreeDamaged(merkle.ProofError):
 
 
 class TamperAlarm(Exception):
-    """The log refuses to sign: what it holds is not what it signed before, or an event fails its checks."""
+    """The log refuses to sign: what it holds is not what it signed before, or an event fails its checks; or, with
+    `by_witnesses`, the log signed and its cosigning witnesses refused the checkpoint (a rollback or a fork)."""
 
-    def __init__(self, findings: Sequence[str]) -> None:
+    def __init__(self, findings: Sequence[str], by_witnesses: bool = False) -> None:
         super().__init__("; ".join(findings))
         self.findings = list(findings)
+        self.by_witnesses = by_witnesses
 
 
 @dataclass(frozen=True)

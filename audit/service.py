@@ -81,8 +81,8 @@ class Audit:
         refusals: list[str] = []
         self.deliver_to_witnesses(log_line, refusals)
         if refusals:
-            self.raise_tamper_alert(TamperAlarm(refusals))
-            raise TamperAlarm(refusals)
+            self.raise_tamper_alert(TamperAlarm(refusals, by_witnesses=True))
+            raise TamperAlarm(refusals, by_witnesses=True)
         return signed
 
     def raise_tamper_alert(self, alarm: TamperAlarm) -> None:
@@ -90,7 +90,9 @@ class Audit:
         webhook; the same findings, refused again at each run, are the same alert, recorded once."""
         text = "\n".join(alarm.findings)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        message = "the audit log refuses to sign a checkpoint: " + "; ".join(alarm.findings)
+        said = ("the cosigning witnesses refused the checkpoint the log signed: " if alarm.by_witnesses
+                else "the audit log refuses to sign a checkpoint: ")
+        message = said + "; ".join(alarm.findings)
         self.app.raise_system_alert(AUDIT_ACTOR, kind="tamper-alarm", subject=f"audit-log:{digest}",
                                     message=message[:MAX_ALERT_MESSAGE])
 

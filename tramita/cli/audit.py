@@ -161,7 +161,9 @@ def cmd_checkpoint(args: argparse.Namespace) -> int:
         signed = audit.sign_checkpoint(lambda event, **fields: print(json.dumps({"event": event, **fields}),
                                                                      file=sys.stderr))
     except TamperAlarm as alarm:
-        print("tramita: " + say("TAMPER ALARM: the log refuses to sign a checkpoint:"), file=sys.stderr)
+        print("tramita: " + (say("TAMPER ALARM: the cosigning witnesses refused the checkpoint the log signed:")
+                             if alarm.by_witnesses else say("TAMPER ALARM: the log refuses to sign a checkpoint:")),
+              file=sys.stderr)
         for finding in alarm.findings:
             print(f"  - {finding}", file=sys.stderr)
         return 1
