@@ -23,6 +23,7 @@ from typing import Any
 
 from audit.documents import PDF, Documents, StoredDocument
 from domain.demo import CASE_1991, DOCUMENTS_1991, attachment_name, seed_demo
+from domain.errors import Sentence
 
 #: Who the demo's documents are recorded as uploaded by (no token uploads them: `tramita seed-demo` does).
 DEMO_UPLOADER = "tramita seed-demo"
@@ -88,8 +89,8 @@ def store_demo_documents(documents: Documents) -> dict[str, dict[str, Any]]:
             for reference, content in demo_files().items()}
 
 
-def seed_demo_with_documents(app: Any, documents: Documents, say: Callable[[str], None] = print) -> bool:
+def seed_demo_with_documents(app: Any, documents: Documents, say: Callable[[Sentence], None] = print) -> bool:
     """The demo (`seed_demo`) with case 1's documents stored and attached to the acts that cite them."""
     stored = store_demo_documents(documents)
-    say(f"documents: {len(stored)} illustrative PDFs of the demo stored (by SHA-256)")
+    say(Sentence("documents: %(count)s illustrative PDFs of the demo stored (by SHA-256)", count=len(stored)))
     return seed_demo(app, say, documents=stored)

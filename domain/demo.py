@@ -25,8 +25,9 @@ from typing import Any
 
 from domain.acts import Actor
 from domain.application import Attaching, Tramita
-from domain.errors import LegalRuleError
+from domain.errors import LegalRuleError, Sentence
 from domain.voter_title import make_voter_title
+from domain.words import STAGE_NAMES
 
 PLACIDO, GUIOMARD, FEIJO, TARAUACA = "1200385", "1200450", "1200302", "1200609"
 ILLUSTRATIVE = "demo: illustrative figure, not verified data"
@@ -77,28 +78,31 @@ def _citing(app: Tramita, documents: Stored | None, reference: str, record: Call
     return app.idempotently(None, record, Attaching(DOCUMENTS_1991[reference][0], [attached]))
 
 
-def seed_demo(app: Tramita, say: Callable[[str], None] = print, documents: Stored | None = None) -> bool:
+def seed_demo(app: Tramita, say: Callable[[Sentence], None] = print, documents: Stored | None = None) -> bool:
     """Seed the registry and the four demo cases; False (and nothing done) when already seeded.
 
     `documents`: reference -> the stored file (sha256, type, size) of those of DOCUMENTS_1991 to attach."""
     seeded = app.seed_registry(IBGE, app.context(IBGE, date(1991, 12, 18)).today)
-    say(f"registry: {len(seeded)} municipalities seeded" if seeded else "registry: already seeded")
+    say(Sentence("registry: %(count)s municipalities seeded", count=len(seeded)) if seeded
+        else Sentence("registry: already seeded"))
     if app.case_exists(CASE_1991):
-        say("demo cases: already seeded")
+        say(Sentence("demo cases: already seeded"))
         return False
     extrema = creation_1992(app, say, documents)
     feijo = creation_2026(app, say)
     district_2026(app, say, blocking=feijo)
     waiting = awaiting_answers_2026(app, say)
-    say(f"demo cases: {extrema}, {feijo}, a district case refused by art-38, and {waiting} awaiting answers")
+    say(Sentence("demo cases: %(extrema)s, %(feijo)s, a district case refused by art-38, and %(waiting)s awaiting "
+                 "answers", extrema=extrema, feijo=feijo, waiting=waiting))
     return True
 
 
-def _refused(say: Callable[[str], None], action: Callable[[], Any]) -> None:
+def _refused(say: Callable[[Sentence], None], action: Callable[[], Any]) -> None:
     try:
         action()
     except LegalRuleError as refusal:
-        say(f"  refused as expected: {refusal}")
+        say(Sentence("  refused as expected: %(article)s: %(reason)s", article=refusal.article,
+                     reason=refusal.sentence))
     else:
         raise AssertionError("the demo expected a refusal")
 
@@ -129,7 +133,7 @@ def record_figure_1991(app: Tramita, code: str, figure: str, value: Any, day: da
                       source=ILLUSTRATIVE)
 
 
-def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | None = None) -> str:
+def creation_1992(app: Tramita, say: Callable[[Sentence], None], documents: Stored | None = None) -> str:
     """Case 1: a creation under LC 35/1991 before the federal gate, from petition to conclusion."""
     for code, figures in FIGURES_1991.items():
         for figure, value in figures.items():
@@ -139,7 +143,8 @@ def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | 
                                   {"municipality": GUIOMARD, "area_km2": "180", "description": "Nova Califórnia"}],
                            proposed_name="Extrema", documents=ART_9_DOCUMENTS)
     case = opened.number
-    say(f"{case}: creation petition filed by the Governor (Art. 8, 9); Plácido de Castro and Senador Guiomard frozen")
+    say(Sentence("%(case)s: creation petition filed by the Governor (Art. 8, 9); Plácido de Castro and Senador "
+                 "Guiomard frozen", case=case))
     instruct_and_vote_1992(app, case, documents)
     law = dict(law="Lei 1.036/1992", seat_origin=PLACIDO, limits="descritos no anexo I",
                comarca="Plácido de Castro", districts=["Vila Extrema (sede)", "Nova Califórnia"],
@@ -147,14 +152,16 @@ def creation_1992(app: Tramita, say: Callable[[str], None], documents: Stored | 
     _refused(say, lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Extrema", **law))
     _citing(app, documents, law["law"], lambda: app.enact_law(case, GOVERNOR, date(1992, 1, 21), name="Vila Extrema",
                                                               **law))
-    say(f"{case}: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation")
+    say(Sentence("%(case)s: Lei 1.036/1992 enacted (Art. 17); freeze lifted; Art. 26 documents due at installation",
+                 case=case))
     if documents:
-        say(f"{case}: the decree, the TRE's resolution and the law attached as illustrative PDFs (by SHA-256)")
+        say(Sentence("%(case)s: the decree, the TRE's resolution and the law attached as illustrative PDFs (by "
+                     "SHA-256)", case=case))
     install_1993(app, case)
-    say(f"{case}: installed on 1993-01-01 (Art. 19); Art. 22, 23 and 24 deadlines open")
+    say(Sentence("%(case)s: installed on 01/01/1993 (Art. 19); Art. 22, 23 and 24 deadlines open", case=case))
     close_obligations_1993(app, case)
-    say(f"{case}: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is "
-        f"{app.ask_case(case, lambda current: current.stage)}")
+    say(Sentence("%(case)s: Senador Guiomard's books delivered late (Art. 22 par. ún.); the case is %(stage)s",
+                 case=case, stage=Sentence(STAGE_NAMES[app.ask_case(case, lambda current: current.stage)])))
     return case
 
 
@@ -233,7 +240,7 @@ def voters_creation(app: Tramita, on: date, code: str, name: str, *, area_km2: s
                          areas=[{"municipality": code, "area_km2": area_km2, "description": name}]).number
 
 
-def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
+def creation_2026(app: Tramita, say: Callable[[Sentence], None]) -> str:
     """Case 2: a voters' creation petition from Feijó in 2026, stopped at its law by the federal gate."""
     app.record_figure(FEIJO, SEFAZ, date(2026, 3, 2), figure="revenue", value="9000000.00",
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
@@ -241,8 +248,8 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
                       as_of=date(2025, 12, 31), source=ILLUSTRATIVE)
     case = voters_creation(app, date(2026, 3, 2), FEIJO, "Vila Tarumã", area_km2="1900", voters=32,
                            first_title=10000000, zone="5")
-    say(f"{case}: voters' representation (32 signatures, Art. 8) opened; Feijó frozen (Art. 38); "
-        f"impediment: cf-art-18-par-4")
+    say(Sentence("%(case)s: voters' representation (32 signatures, Art. 8) opened; Feijó frozen (Art. 38); "
+                 "impediment: cf-art-18-par-4", case=case))
     answers = {"ibge": date(2026, 3, 20), "tre": date(2026, 3, 23), "sefaz": date(2026, 3, 25),
                "setop": date(2026, 4, 20), "pge": date(2026, 4, 1), "sectma": date(2026, 4, 2)}
     requisitions = [app.issue_requisition(case, MESA, date(2026, 3, 5), body=body, items=["art-4"]).result
@@ -256,7 +263,7 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
     for n, (body, item, value, tax) in enumerate(sorted(findings, key=lambda f: answers[f[0]]), start=1):
         app.record_finding(case, bodies[body], answers[body], item=item, value=value, state_tax_revenue=tax,
                            document=f"Ofício {body.upper()} {n}/2026")
-    say(f"{case}: SETOP answered its requisition late (Art. 10: 30 days from receipt)")
+    say(Sentence("%(case)s: SETOP answered its requisition late (Art. 10: 30 days from receipt)", case=case))
     _plebiscite_to_bill(app, case, {"area": {"registered": 1800, "turnout": 1300, "yes": 1000, "no": 250,
                                              "blank": 30, "void": 20}},
                         decreed=(date(2026, 5, 5), "Decreto Legislativo 7/2026"),
@@ -270,7 +277,7 @@ def creation_2026(app: Tramita, say: Callable[[str], None]) -> str:
     return case
 
 
-def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> str:
+def district_2026(app: Tramita, say: Callable[[Sentence], None], blocking: str) -> str:
     """Case 3: Feijó creates a district while case 2 freezes it: the municipal law is refused (Art. 38)."""
     mayor = municipal("mayor", FEIJO)
     opened = app.open_case(mayor, date(2026, 10, 5), kind="district_creation", municipalities=[FEIJO],
@@ -281,11 +288,12 @@ def district_2026(app: Tramita, say: Callable[[str], None], blocking: str) -> st
         app.record_finding(case, actor, date(2026, 10, 20), item=item, value=value, document=f"Laudo {n}/2026")
     _refused(say, lambda: app.enact_law(case, municipal("council", FEIJO), date(2026, 11, 10),
                                         law="Lei Municipal 300/2026", living_person_declaration=True))
-    say(f"{case}: district law refused while {blocking} freezes Feijó (Art. 38)")
+    say(Sentence("%(case)s: district law refused while %(blocking)s freezes Feijó (Art. 38)", case=case,
+                 blocking=blocking))
     return case
 
 
-def awaiting_answers_2026(app: Tramita, say: Callable[[str], None]) -> str:
+def awaiting_answers_2026(app: Tramita, say: Callable[[Sentence], None]) -> str:
     """Case 4: a voters' creation from Tarauacá whose requisitions were received on Thu 2026-10-08 (answers due
     Mon 2026-11-09: 30 days end on Sat 11-07) and never answered; the IBGE refused its requisition (Art. 10 §1)."""
     case = voters_creation(app, date(2026, 10, 1), TARAUACA, "Foz do Muru", area_km2="2100", voters=31,
@@ -296,6 +304,6 @@ def awaiting_answers_2026(app: Tramita, say: Callable[[str], None]) -> str:
         app.receive_requisition(case, MESA, date(2026, 10, 8), requisition=requisition)
     app.refuse_requisition(case, MESA, date(2026, 10, 13), requisition=ibge,
                            reason="the IBGE answers the Mesa only after the census (demo)")
-    say(f"{case}: Tarauacá's requisitions received on 2026-10-08; the IBGE refused (Art. 10 §1), the TRE has not "
-        "answered: the scheduler alerts both")
+    say(Sentence("%(case)s: Tarauacá's requisitions received on 08/10/2026; the IBGE refused (Art. 10 §1), the TRE "
+                 "has not answered: the scheduler alerts both", case=case))
     return case

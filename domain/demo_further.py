@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import date
 
 from domain.application import Tramita
+from domain.errors import Sentence
 from domain.demo import (
     GOVERNOR, IBGE, ILLUSTRATIVE, MESA, PGE, PRESIDENT, SECTMA, SEFAZ, SETOP, TRE, municipal,
 )
@@ -31,7 +32,7 @@ GATE = "cf-art-18-par-4.federal-period"
 FEDERAL_LAW = "Lei Complementar federal nº 999, de 20 de novembro de 2026 (ilustrativa, demo)"
 
 
-def further_acts(app: Tramita, say: Callable[[str], None] = print) -> None:
+def further_acts(app: Tramita, say: Callable[[Sentence], None] = print) -> None:
     """Record parts 5 to 8 on a store where the demo (`seed_demo`) has been recorded."""
     dismemberment_dispensed_2026(app, say)
     creation_verified_then_archived_2026(app, say)
@@ -42,7 +43,7 @@ def further_acts(app: Tramita, say: Callable[[str], None] = print) -> None:
         alerts_subscribed(app, say)
 
 
-def dismemberment_dispensed_2026(app: Tramita, say: Callable[[str], None]) -> str:
+def dismemberment_dispensed_2026(app: Tramita, say: Callable[[Sentence], None]) -> str:
     """Part 5: Art. 1-I dispenses the plebiscite of a strip of 480 km² of Xapuri's 5,250 km² (under 10%)."""
     app.record_figure(XAPURI, IBGE, date(2026, 5, 4), figure="area_km2", value="5250", as_of=date(2025, 12, 31),
                       source=ILLUSTRATIVE)
@@ -54,11 +55,12 @@ def dismemberment_dispensed_2026(app: Tramita, say: Callable[[str], None]) -> st
                                   decree=decree, seats=11, yes_votes=7)
     app.dispense_plebiscite(case, MESA, date(2026, 6, 2),
                             justification="Art. 1-II: limites naturais (o rio Acre) e acesso pela margem direita")
-    say(f"{case}: dismemberment from Xapuri into Capixaba; both councils approved; plebiscite dispensed (Art. 1-I)")
+    say(Sentence("%(case)s: dismemberment from Xapuri into Capixaba; both councils approved; plebiscite dispensed "
+                 "(Art. 1-I)", case=case))
     return case
 
 
-def creation_verified_then_archived_2026(app: Tramita, say: Callable[[str], None]) -> str:
+def creation_verified_then_archived_2026(app: Tramita, say: Callable[[Sentence], None]) -> str:
     """Part 6: the findings complete before Bujari's figures are known; the Mesa's verification, then the archive."""
     documents = {item: f"Ofício GG {n}/2026" for n, item in enumerate(
         ("art-4-I", "art-4-II", "art-4-III", "art-4-IV", "art-4-V", "art-4-VI"), start=11)}
@@ -84,20 +86,21 @@ def creation_verified_then_archived_2026(app: Tramita, say: Callable[[str], None
         "area": {"registered": 1900, "turnout": 1400, "yes": 500, "no": 850, "blank": 30, "void": 20}})
     app.archive_case(case, MESA, date(2026, 10, 1),
                      reason="Art. 16 par. ún.: resultado desfavorável no plebiscito de 2026-09-13")
-    say(f"{case}: requirements verified by the Mesa (Art. 4, 5); unfavourable plebiscite; archived, Bujari's "
-        "freeze lifted (Art. 16 par. ún.)")
+    say(Sentence("%(case)s: requirements verified by the Mesa (Art. 4, 5); unfavourable plebiscite; archived, "
+                 "Bujari's freeze lifted (Art. 16 par. ún.)", case=case))
     return case
 
 
-def extinction_requested_2026(app: Tramita, say: Callable[[str], None]) -> str:
+def extinction_requested_2026(app: Tramita, say: Callable[[Sentence], None]) -> str:
     """Part 7: the Mesa files the voters' extinction request; the TRE certifies its signatures (Art. 37-II)."""
     case = app.open_case(MESA, date(2026, 8, 3), kind="extinction", municipalities=[JORDAO]).number
     app.certify_extinction_request(case, TRE, date(2026, 9, 1), valid_signatures=3928, registered_voters=5892)
-    say(f"{case}: Jordão's extinction request; the TRE certified 3,928 of 5,892 voters (Art. 37-II)")
+    say(Sentence("%(case)s: Jordão's extinction request; the TRE certified %(valid)s of %(registered)s voters "
+                 "(Art. 37-II)", case=case, valid=3928, registered=5892))
     return case
 
 
-def federal_period_amendment_2026(app: Tramita, say: Callable[[str], None]) -> None:
+def federal_period_amendment_2026(app: Tramita, say: Callable[[Sentence], None]) -> None:
     """Part 8: the Mesa records an (illustrative) federal law opening a period in 2027 (CF art. 18 §4)."""
     app.amend_statute(MESA, date(2026, 11, 20), law=FEDERAL_LAW, parameters=[
         {"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(2027, 1, 1), "value": "open",
@@ -105,17 +108,18 @@ def federal_period_amendment_2026(app: Tramita, say: Callable[[str], None]) -> N
         {"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(2027, 7, 1), "value": "closed",
          "source": "LC federal 999/2026 (ilustrativa, demo), art. 1º: o período termina em 2027-06-30"},
     ])
-    say(f"statute: {FEDERAL_LAW} recorded; a federal period from 2027-01-01 to 2027-06-30")
+    say(Sentence("statute: %(law)s recorded; a federal period from 01/01/2027 to 30/06/2027", law=FEDERAL_LAW))
 
 
-def name_added_2026(app: Tramita, say: Callable[[str], None]) -> None:
+def name_added_2026(app: Tramita, say: Callable[[Sentence], None]) -> None:
     """Part 9: a municipality installed elsewhere in Brazil after the shipped IBGE list joins the existing names."""
     app.add_toponym(IBGE, date(2026, 11, 23), name="Boa Esperança do Norte", uf="MT", ibge_code="5101837",
                     source="IBGE: município de Mato Grosso instalado em 2025-01-01 (demo)")
-    say("names: Boa Esperança do Norte (MT), installed on 2025-01-01, added to the existing names (Art. 17 par. ún.)")
+    say(Sentence("names: Boa Esperança do Norte (MT), installed on 01/01/2025, added to the existing names (Art. 17 "
+                 "par. ún.)"))
 
 
-def alerts_subscribed(app: Tramita, say: Callable[[str], None]) -> None:
+def alerts_subscribed(app: Tramita, say: Callable[[Sentence], None]) -> None:
     """Part 10: the TRE has its missed deadlines sent to its own webhook; Xapuri's mayor follows the municipality's
     open deadlines in a calendar feed; the TRE later ends its subscription (an address of the demo, illustrative)."""
     webhook = app.subscribe(TRE, token_id=None, url="https://alertas.tre-ac.jus.br/tramita",
@@ -123,4 +127,5 @@ def alerts_subscribed(app: Tramita, say: Callable[[str], None]) -> None:
     mayor = municipal("mayor", XAPURI)
     app.subscribe(mayor, token_id=None, channel="calendar", municipality=XAPURI)
     app.remove_subscription(TRE, str(webhook.subscription.id), reason="endereço substituído (demo)")
-    say("subscriptions: the TRE's webhook for missed deadlines (then ended) and Xapuri's mayor's calendar feed")
+    say(Sentence("subscriptions: the TRE's webhook for missed deadlines (then ended) and Xapuri's mayor's calendar "
+                 "feed"))

@@ -21,6 +21,7 @@ PostgreSQL database is dropped.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -31,6 +32,13 @@ from tests.servers import in_ci
 from tests.stores import NOW, SEEDED_ON, close_open_apps, make_app, pinned_clock
 
 __all__ = ["NOW", "SEEDED_ON", "make_app", "pinned_clock"]
+
+# The command line speaks the language LC_ALL, LC_MESSAGES or LANG asks for (Portuguese unless English is asked):
+# the tests read its Portuguese whatever the machine's locale, and the commands they start inherit it. A test of
+# the English sets its own.
+for variable in ("LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(variable, None)
+os.environ["LANG"] = "C.UTF-8"
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 # A test's application opens one connection, not five, and more (up to max_overflow) only when its threads

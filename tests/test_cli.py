@@ -16,10 +16,11 @@ def database(tmp_path, monkeypatch):
 def test_seed_demo_records_four_cases_once_and_every_chain_verifies(database, capsys):
     assert main(["seed-demo"]) == 0
     out = capsys.readouterr().out
-    assert "refused as expected: cf-art-18-par-4" in out and "refused as expected: art-38" in out
-    assert "art-17-par-unico: the name 'Extrema' repeats the existing municipality Extrema (MG)" in out
+    assert "recusado como esperado: cf-art-18-par-4" in out and "recusado como esperado: art-38" in out
+    assert "art-17-par-unico: o nome 'Extrema' repete o do Município existente Extrema (MG)" in out
+    assert "LC35-1991-0001: instalado em 01/01/1993 (Art. 19)" in out  # the story in the user's language
     assert main(["seed-demo"]) == 0
-    assert "demo cases: already seeded" in capsys.readouterr().out
+    assert "processos da demonstração: já registrados" in capsys.readouterr().out
     assert main(["verify"]) == 0
     assert "0 altered" in capsys.readouterr().out
 
@@ -33,7 +34,7 @@ def test_seed_demo_stores_each_illustrative_document_once_and_attaches_it_once_t
     from audit.demo_files import demo_files, described
 
     assert main(["seed-demo"]) == 0 and main(["seed-demo"]) == 0
-    assert "documents: 3 illustrative PDFs of the demo stored" in capsys.readouterr().out
+    assert "documentos: 3 PDFs ilustrativos da demonstração guardados" in capsys.readouterr().out
     with sqlite3.connect(database / "var" / "tramita.sqlite") as db:
         stored = dict(db.execute("SELECT sha256, content FROM documents").fetchall())
     expected = described(demo_files())

@@ -66,7 +66,7 @@ def tramita(env: dict[str, str], cwd: Path, *args: str) -> str:
 def test_the_installed_command_migrates_seeds_serves_records_an_act_and_verifies(deployment, tmp_path):
     tramita(deployment, tmp_path, "keys", "init")
     assert "projeções criadas" in tramita(deployment, tmp_path, "migrate")
-    assert "refused as expected: art-38" in tramita(deployment, tmp_path, "seed-demo")
+    assert "recusado como esperado: art-38" in tramita(deployment, tmp_path, "seed-demo")
     deputy = tramita(deployment, tmp_path, "token", "create", "--role", "deputy", "--name", "smoke deputy")
     ibge = tramita(deployment, tmp_path, "token", "create", "--role", "ibge", "--name", "smoke IBGE")
     deputy, ibge = deputy.splitlines()[-1].strip(), ibge.splitlines()[-1].strip()

@@ -11,12 +11,12 @@ from datetime import date
 from domain.alert_words import municipality_words
 from domain.words import KIND_NAMES, ROLE_NAMES, STAGE_NAMES
 from tramita.bootstrap import build_application, build_projector, database_url
-from tramita.cli.language import day, language, say, tenths
+from tramita.cli.language import day, language, say, spoken, tenths
 
 
 def cmd_seed_demo(args: argparse.Namespace) -> int:
     """The registry, the demo's cases and the illustrative files of the acts of its 1991 case (audit/demo_files.py)."""
-    seed_demo_in(build_application())
+    seed_demo_in(build_application(), say=lambda said: print(spoken(said)))
     return 0
 
 

@@ -81,6 +81,13 @@ def say(message: str, **values: Any) -> str:
                    for name, value in values.items()}
 
 
+def spoken(message: Any) -> str:
+    """A sentence of the domain (or a plain message) in the user's language, whole numbers grouped."""
+    from domain.errors import sentence
+
+    return sentence(message).render(language().gettext, number)
+
+
 def told(error: BaseException) -> str:
     """An error's message in the user's language: a refusal of the domain through its sentence (the article in
     words), a case not found through its template; any other error's message as the catalogue has it, or as it is."""
