@@ -108,7 +108,8 @@ def federal_period_amendment_2026(app: Tramita, say: Callable[[Sentence], None])
         {"id": GATE, "article": "cf-art-18-par-4", "effective_from": date(2027, 7, 1), "value": "closed",
          "source": "LC federal 999/2026 (ilustrativa, demo), art. 1º: o período termina em 2027-06-30"},
     ])
-    say(Sentence("statute: %(law)s recorded; a federal period from 01/01/2027 to 30/06/2027", law=FEDERAL_LAW))
+    say(Sentence(
+        "statute: %(law)s recorded; a federal period from 01/01/2027 to 30/06/2027", law=FEDERAL_LAW))
 
 
 def name_added_2026(app: Tramita, say: Callable[[Sentence], None]) -> None:

@@ -32,7 +32,7 @@ FAVOURABLE = {"registered": 1000, "turnout": 800, "yes": 600, "no": 150, "blank"
 
 def test_a_1992_creation_walks_from_petition_to_installation_and_concludes_with_one_ledger_late(app):
     lines: list[str] = []
-    number = creation_1992(app, lines.append)
+    number = creation_1992(app, lambda said: lines.append(str(said)))
     case = app.get_case(number)
     assert case.stage == "concluded"
     assert case.deadlines["ledger-transfer:1200450"]["status"] == "met-late"
