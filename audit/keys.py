@@ -54,6 +54,18 @@ def origin_from(environ: Mapping[str, str]) -> str:
     return environ.get("TRAMITA_LOG_ORIGIN", "").strip() or DEFAULT_ORIGIN
 
 
+def write_new_key(path: Path, key: object, never_overwritten: str) -> None:
+    """A new key file holding `key`'s one line, created 0600 (its folder 0700 when created); an existing file is
+    refused (`never_overwritten` says why), never replaced."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    try:
+        write_private(path, f"{key}\n")
+    except FileExistsError:
+        raise SigningKeyError(f"{path} already exists: {never_overwritten}; move it away first to make a new one"
+                              ) from None
+
+
 def create_signing_key(path: str | Path, origin: str) -> Signer:
     """Make a new Ed25519 key named `origin` in a new file created 0600 (its folder 0700 when created)."""
     path = Path(path)
@@ -61,13 +73,8 @@ def create_signing_key(path: str | Path, origin: str) -> Signer:
         signer = Signer.generate(origin)
     except NoteError as error:
         raise SigningKeyError(f"TRAMITA_LOG_ORIGIN: {error}") from None
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-    try:
-        write_private(path, f"{signer}\n")
-    except FileExistsError:
-        raise SigningKeyError(f"{path} already exists: a signing key is never overwritten (the log's checkpoints and "
-                        "events are signed with it); move it away first to make a new one") from None
+    write_new_key(path, signer, "a signing key is never overwritten (the log's checkpoints and events are signed "
+                                "with it)")
     return signer
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from audit.cosign import CosignError, Cosigner
-from audit.keys import SigningKeyError, read_private, write_private
+from audit.keys import SigningKeyError, read_private, write_new_key
 
 DEFAULT_NAME = "localhost/tramita-witness"
 
@@ -26,13 +26,7 @@ def create_witness_key(path: Path, name: str) -> Cosigner:
         cosigner = Cosigner.generate(name)
     except CosignError as error:
         raise SigningKeyError(f"--name: {error}") from None
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-    try:
-        write_private(path, f"{cosigner}\n")
-    except FileExistsError:
-        raise SigningKeyError(f"{path} already exists: a witness key is never overwritten (auditors trust its "
-                              "verifier key); move it away first to make a new one") from None
+    write_new_key(path, cosigner, "a witness key is never overwritten (auditors trust its verifier key)")
     return cosigner
 
 
