@@ -32,8 +32,11 @@ _WORD = re.compile(r"[^\s\-\u2010\u2011\u2012\u2013\u2014'\u2018\u2019\u02bc`\u0
 def normalise_name(name: str) -> str:
     """Art. 17 par. ún.: the comparison key of a name, ignoring accents, case, hyphens, apostrophes and invisible
     (format) characters such as a zero-width space or a soft hyphen."""
-    decomposed = unicodedata.normalize("NFKD", name)
-    bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
+    if name.isascii():  # no accent to take off and no format character (none is ASCII)
+        bare = name
+    else:
+        decomposed = unicodedata.normalize("NFKD", name)
+        bare = "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
     return _WORD_SEPARATORS.sub(" ", bare.casefold()).strip()
 
 
