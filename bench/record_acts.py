@@ -41,8 +41,14 @@ What is measured
    each event carries an ISO date string, a small dict (the actor) and a 64-character string (like tramita's
    hash).
 
+2b. For information, without a goal: the raw library again, on a third store, reading each aggregate before
+   each of its saves after the first (`repository.get` with the library's aggregate cache on: the cached
+   aggregate brought up to date from the store, one read, then copied), as any command must when several
+   processes write the store. Its ratio to the raw save is the most an act that reads what it changes can reach
+   against the goal's baseline; tramita's ratio against it is printed too.
+
 The two sides run in R rounds (default 10): tramita records the next N/R cases, then the raw library saves as
-many events in as many saves as that round of tramita took, and so on. Each side lives in its own process,
+many events in as many saves as that round of tramita took (then 2b), and so on. Each side lives in its own process,
 started and built before the first round, so neither side's objects weigh on the other's memory and garbage
 collector, and a slower spell of the machine falls on both sides rather than on the one measured in it.
 (Run one after the other in one process, three runs of the same code on the development machine read 0.27,
@@ -393,13 +399,21 @@ def save_sizes(saves: int, events: int) -> list[int]:
 
 
 class RawSide:
-    """The raw library's side: a plain application on its own store, saving Dockets in chunks."""
+    """The raw library's side: a plain application on its own store, saving Dockets in chunks.
+
+    `read_first`: each save but an aggregate's first is preceded by `repository.get` of its aggregate, with the
+    library's aggregate cache on (`AGGREGATE_CACHE_MAXSIZE`: the cached aggregate brought up to date from the
+    store, one read, and copied), as a command of an application run by several processes must read what it
+    changes; printed for information."""
 
     ACTOR = {"principal": "governor-bench", "role": "governor", "municipality": None}
     DIGEST = "0123456789abcdef" * 4
 
-    def __init__(self, database_url: str) -> None:
-        self.app, self.saves = RawApplication(persistence_env(database_url)), 0
+    def __init__(self, database_url: str, read_first: bool = False) -> None:
+        env = persistence_env(database_url)
+        if read_first:
+            env["AGGREGATE_CACHE_MAXSIZE"] = "10000"
+        self.app, self.saves, self.read_first = RawApplication(env), 0, read_first
 
     def record(self, saves: int, events: int, aggregates: int) -> Run:
         """`saves` saves storing `events` events in all, over `aggregates` new aggregates (one per case)."""
@@ -412,6 +426,8 @@ class RawSide:
             if i < aggregates:  # each aggregate's first save opens it; then the saves go to them in turn
                 dockets.append(Docket(day, self.ACTOR, self.DIGEST))
                 size -= 1
+            elif self.read_first:
+                dockets[i % aggregates] = app.repository.get(dockets[i % aggregates].id)
             docket = dockets[i % aggregates]
             for _ in range(size):
                 docket.note(day, self.ACTOR, self.DIGEST)
@@ -425,8 +441,8 @@ class RawSide:
 
 
 def make_side(side: str, database_url: str) -> TramitaSide | RawSide:
-    """The side named ("tramita" or "raw") on its store, built."""
-    return TramitaSide(database_url) if side == "tramita" else RawSide(database_url)
+    """The side named ("tramita", "raw" or "raw-read") on its store, built."""
+    return TramitaSide(database_url) if side == "tramita" else RawSide(database_url, read_first=side == "raw-read")
 
 
 def serve(side: str, database_url: str, connection: Connection) -> None:
@@ -467,20 +483,25 @@ def chunks(total: int, rounds: int) -> list[int]:
     return [n for n in save_sizes(rounds, total) if n]
 
 
-def compare(stores: Stores, cases: int, rounds: int) -> tuple[Run, Run]:
-    """Both sides, each in its own process on its own store, in rounds: tramita records a chunk of the cases,
-    then the raw library saves as many events in as many saves as that chunk took; the totals of each side."""
+def compare(stores: Stores, cases: int, rounds: int) -> tuple[Run, Run, Run]:
+    """The sides, each in its own process on its own store, in rounds: tramita records a chunk of the cases, then
+    the raw library saves as many events in as many saves as that chunk took, then does so again reading each
+    aggregate before its save (for information); the totals of each side."""
     tramita, raw = Side("tramita", stores.url("bench")), Side("raw", stores.url("raw"))
+    reading = Side("raw-read", stores.url("rawread"))
     ours: list[Run] = []
     theirs: list[Run] = []
+    read_first: list[Run] = []
     try:
         for chunk in chunks(cases, rounds):
             ours.append(tramita.record(chunk))
             theirs.append(raw.record(ours[-1].acts, ours[-1].events, chunk))
+            read_first.append(reading.record(ours[-1].acts, ours[-1].events, chunk))
     finally:
         tramita.close()
         raw.close()
-    return Run.total(ours), Run.total(theirs)
+        reading.close()
+    return Run.total(ours), Run.total(theirs), Run.total(read_first)
 
 
 # ---------------------------------------------------------------------------------------------- instructions
@@ -830,7 +851,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="tramita-bench-") as folder:
             stores = Stores(args.store, folder, cluster)
-            tramita, raw = compare(stores, args.cases, args.rounds)
+            tramita, raw, read_first = compare(stores, args.cases, args.rounds)
             if growth:
                 *length, cold_case = growth_case_length(stores.url("short"), stores.url("long"), args.long_case,
                                                         SHORT_CASE, args.samples, SIBLINGS)
@@ -853,6 +874,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"raw library events/s: {raw_rate:.1f}")
     print(f"raw library CPU per save: {raw.cpu / raw.acts * 1e6:.1f} µs")
     print(f"ratio of the CPU times (for information): {raw.cpu / raw.events / (tramita.cpu / tramita.events):.4f}")
+    read_rate = read_first.per_second(read_first.events)
+    print(f"raw library reading each aggregate before its save (its aggregate cache, brought up to date from the "
+          f"store): {read_first.acts} saves in {read_first.seconds:.3f} s, CPU per save "
+          f"{read_first.cpu / read_first.acts * 1e6:.1f} µs")
+    print(f"ratio of the raw read-then-save to the raw save (for information: what the goal leaves an act that "
+          f"reads what it changes): {read_rate / raw_rate:.4f}")
+    print(f"ratio against the raw read-then-save (for information): {tramita_rate / read_rate:.4f}")
     if growth:
         print_growth(f"case-length-{args.long_case}-vs-{SHORT_CASE}", *length,
                      f"Art. 10 cycles on cases of {SHORT_CASE} events, then on one of {args.long_case}")

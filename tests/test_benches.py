@@ -52,7 +52,7 @@ def test_the_alert_scan_benchmark_raises_the_alerts_due_in_proportion_to_the_ope
         "1,000 open", "10,000 open"]
 
 
-def test_the_record_acts_benchmark_alternates_its_sides_on_sqlite_and_prints_the_warm_and_cold_growth_lines():
+def test_the_record_acts_benchmark_alternates_its_sides_on_sqlite_and_prints_the_read_first_and_growth_lines():
     """A small run: two cases in two rounds, the long case grown to 40 events, the series to its 22nd case, the
     cold first act in two rounds of fresh processes."""
     lines = run_bench("record_acts.py", "--cases", "2", "--rounds", "2", "--long-case", "40",
@@ -60,6 +60,8 @@ def test_the_record_acts_benchmark_alternates_its_sides_on_sqlite_and_prints_the
     assert lines[0] == ("store: sqlite, creation cases: 2, in 2 rounds alternating the two sides, "
                         "each in its own process")
     assert any(line.startswith("tramita CPU per act: ") for line in lines), lines
+    read_first = [line for line in lines if line.startswith("ratio of the raw read-then-save to the raw save")]
+    assert len(read_first) == 1 and float(read_first[0].rsplit(": ", 1)[1]) > 0, lines
     assert [line.split(":")[0] for line in lines if line.startswith("growth ")] == [
         "growth case-length-40-vs-30 goal", "growth case-length-40-vs-30",
         "growth municipality-case-22-vs-20 goal", "growth municipality-case-22-vs-20",
