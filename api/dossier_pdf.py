@@ -7,8 +7,12 @@ and the documents in slices; the verification; the termo de encerramento), each 
 and let go before the next: the memory a rendering holds is one part's layout plus the finished bytes, whatever
 the case's length. Each part numbers its sheets on from the previous part's last (`fls. N`, a CSS page counter
 reset on its first page), and the pages are joined with pypdf after the first part's, whose catalogue carries
-the PDF/A-3b identification and the attached documents for the whole file. The parts are not tagged: a
-structure tree would describe one part's pages only, and a joined file would claim a structure it does not have.
+the PDF/A-3b identification and the attached documents for the whole file.
+
+Tagged (for accessibility, pt-BR). Each part is laid out tagged (WeasyPrint's `pdf_tags`), and its structure
+tree joins the first part's: its elements cloned under the first part's document element, its pages' keys in the
+parent tree moved past the last, so that the whole file is one structure. Tagging one layout of the whole case
+instead would hold every page's boxes at once, the memory the parts exist to avoid (docs/benchmarks.md).
 
 Abuse. Rendering costs CPU for seconds on a long case, so each process renders at most RENDERS dossiers at
 once; a request that finds them all busy is answered 503 with `Retry-After` at once rather than holding one of
@@ -103,30 +107,96 @@ def html_of(dossier: dict[str, Any], part: dict[str, Any], *, first_sheet: int =
 
 def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS, *, files: Sequence[Attached] = (),
            seal: Seal | None = None, signed: bool = False) -> bytes:
-    """The dossier's PDF/A-3b: each part laid out and written on its own, its sheets numbered on from the last
-    part's, then the parts' pages joined after the first part's, which carries the attached documents and the
-    PDF/A identification (output intent, XMP metadata) for the whole file."""
+    """The dossier's tagged PDF/A-3b: each part laid out and written on its own, its sheets numbered on from the
+    last part's, then its pages and structure joined after the first part's, which carries the attached documents,
+    the PDF/A identification (output intent, XMP metadata) and the structure's root for the whole file."""
     from pypdf import PdfReader, PdfWriter
     from weasyprint import HTML
 
-    written, sheet = [], 1
-    for part in parts(dossier, rows_per_part):
+    writer, sheet = None, 1
+    for number, part in enumerate(parts(dossier, rows_per_part)):
         html = html_of(dossier, part, first_sheet=sheet, seal=seal, files=files, signed=signed)
         document = HTML(string=html).render()
         sheet += len(document.pages)
         embedded = [_attachment(f, dossier["generated_at"]) for f in files] if part["cover"] else []
-        written.append(document.write_pdf(pdf_variant=PDF_VARIANT, attachments=embedded))
+        pdf = document.write_pdf(pdf_variant=PDF_VARIANT, pdf_tags=True, attachments=embedded)
         del document  # let the part's layout go before the next is laid out
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(written[0])))
-    _once_each(writer.root_object)
+        reader = PdfReader(io.BytesIO(pdf))
+        if writer is None:
+            writer = PdfWriter(clone_from=reader)
+            _once_each(writer.root_object)
+        else:
+            join_tagged(writer, reader, f"parte{number}-")
+        writer.reset_translation(reader)  # the writer no longer keeps the part's reader, and its objects, alive
+        del reader, pdf
+    assert writer is not None, "parts() yields the cover first"
     if signed:  # pyHanko names itself the producer in both the Info and the XMP metadata, which PDF/A keeps equal
         writer.metadata = {key: value for key, value in (writer.metadata or {}).items() if key != "/Producer"}
-    for pdf in written[1:]:
-        for page in PdfReader(io.BytesIO(pdf)).pages:
-            writer.add_page(page)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def join_tagged(writer: Any, part: Any, prefix: str) -> None:
+    """A tagged part's pages after the writer's, and its structure under the writer's: its elements cloned under
+    the writer's document element, its pages' and annotations' keys in the parent tree moved past the writer's
+    last, its table headers' IDs prefixed with `prefix` (each part numbers them from its own objects)."""
+    from pypdf.generic import IndirectObject, NameObject, NumberObject
+
+    tree = writer.root_object["/StructTreeRoot"]
+    nums, document = tree["/ParentTree"]["/Nums"], tree["/K"][0]
+    offset = max((int(key) for key in nums[::2]), default=-1) + 1
+    theirs = part.root_object["/StructTreeRoot"]
+    their_document, their_nums = theirs["/K"][0], theirs["/ParentTree"]["/Nums"]
+    adopt([*their_document.get_object()["/K"], *their_nums[1::2]], their_document.idnum, document, prefix)
+    for page in part.pages:  # cloned first, so that the elements' /Pg point to the clones; not the part's /Parent
+        added = writer.add_page(page.clone(writer, ignore_fields=("/Parent",)))
+        added[NameObject("/StructParents")] = NumberObject(int(page["/StructParents"]) + offset)
+        for annotation in added["/Annots"] if "/Annots" in added else ():
+            annotation = annotation.get_object()
+            if "/StructParent" in annotation:
+                annotation[NameObject("/StructParent")] = NumberObject(int(annotation["/StructParent"]) + offset)
+    kids = document.get_object()["/K"]
+    for kid in their_document.get_object()["/K"]:
+        kids.append(kid.clone(writer) if isinstance(kid, IndirectObject) else kid)
+    for key, value in zip(their_nums[::2], their_nums[1::2]):
+        nums.extend([NumberObject(int(key) + offset), value.clone(writer)])
+    tree[NameObject("/ParentTreeNextKey")] = NumberObject(max(int(key) for key in nums[::2]) + 1)
+
+
+def adopt(starts: Sequence[Any], their_document: int, document: Any, prefix: str) -> None:
+    """Before a part's structure is cloned: the elements whose parent is the part's document element (object
+    `their_document`) re-pointed to the writer's `document`, so that cloning never climbs to the part's own root;
+    every /ID and /Headers prefixed. Walks down from `starts` and up from them (the sheets' margins are elements
+    outside the document element's kids, reached from the parent tree only)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObject, TextStringObject
+
+    stack, seen = [ref for ref in starts if isinstance(ref, IndirectObject)], set()
+    stack += [ref for value in starts if isinstance(value, ArrayObject) for ref in value
+              if isinstance(ref, IndirectObject)]
+    while stack:
+        ref = stack.pop()
+        if ref.idnum in seen:
+            continue
+        seen.add(ref.idnum)
+        element = ref.get_object()
+        if not isinstance(element, DictionaryObject) or "/S" not in element:
+            continue
+        parent = element.raw_get("/P")
+        if isinstance(parent, IndirectObject) and parent.idnum == their_document:
+            element[NameObject("/P")] = document
+        elif isinstance(parent, IndirectObject):
+            stack.append(parent)
+        if "/ID" in element:
+            element[NameObject("/ID")] = TextStringObject(prefix + str(element["/ID"]))
+        attributes = element["/A"] if "/A" in element else None
+        if isinstance(attributes, DictionaryObject) and "/Headers" in attributes:
+            attributes[NameObject("/Headers")] = ArrayObject(
+                TextStringObject(prefix + str(header)) for header in attributes["/Headers"])
+        kids = element.raw_get("/K") if "/K" in element else ArrayObject()
+        if isinstance(kids, IndirectObject) and isinstance(kids.get_object(), ArrayObject):
+            kids = kids.get_object()
+        stack += [kid for kid in (kids if isinstance(kids, ArrayObject) else [kids]) if isinstance(kid, IndirectObject)]
 
 
 def _once_each(catalog: Any) -> None:
