@@ -4,11 +4,19 @@ pool.py): the chain hash logged for each of its events from a version on, in one
 The pool reads this before the store, so a leaf found here names an event committed before the store's read: one
 the store then lacks was deleted. A leaf record that is not what the writer stores (an edited row of the tree) is
 left out here: it says nothing of the events, and the verdicts (`GET /verify`, `tramita verify`) name it.
+
+On PostgreSQL, given the application's recorder, the leaves and the aggregate's stored events are read in one
+statement (`logged_and_stored`): one snapshot, so a leaf read names an event the same read returns unless it was
+deleted, as reading the log first guarantees, in one round trip to the server instead of two. On SQLite both reads
+stay in the process, and the pool makes them apart.
 """
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
 
 from audit.tables import count_of, read_text, text_of
 from infrastructure.store import Store
@@ -17,20 +25,62 @@ from infrastructure.store import Store
 class LoggedHashes:
     """The audit log's leaves of one aggregate, read from the store's `audit_leaves` (the pool's `EventLog`)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, recorder: Any = None) -> None:
         self.store = store
         self._exists = False
         dialect = store.dialect
         self._sql = (f"SELECT {count_of(dialect, 'originator_version')}, {text_of(dialect, 'event_hash')} "
                      "FROM audit_leaves WHERE originator_id = ? AND originator_version >= ?")
+        self._together: tuple[str, str, bool] | None = None
+        datastore = getattr(recorder, "datastore", None)
+        if dialect == "postgresql" and datastore is not None and getattr(recorder, "events_table_name", None):
+            events = f"{quoted(datastore.schema)}.{quoted(recorder.events_table_name)}"
+            leaves = ("SELECT 1, originator_version, NULL, NULL, event_hash FROM audit_leaves "
+                      "WHERE originator_id = ? AND originator_version >= ? ORDER BY 1, 2")
+            stored = f"SELECT 0, originator_version, topic, state, NULL FROM {events} WHERE originator_id = ?"
+            self._together = (f"{stored} UNION ALL {leaves}", f"{stored} AND originator_version > ? UNION ALL {leaves}",
+                              datastore.originator_id_type == "text")
 
     def logged(self, aggregate_id: UUID, from_version: int) -> dict[int, str] | None:
         """The chain hash logged for each event of the aggregate from `from_version` on, by version; None while
         the store has no log (`tramita migrate` makes it)."""
-        if not self._exists:
-            if not self.store.table_exists("audit_leaves"):
-                return None
-            self._exists = True
+        if not self._present():
+            return None
         rows = self.store.query(self._sql, (str(aggregate_id), from_version))
         return {version: text for version, value in rows
                 if type(version) is int and (text := read_text(value)) is not None}
+
+    def logged_and_stored(self, aggregate_id: UUID, from_version: int,
+                          after: int | None) -> tuple[dict[int, str], list[StoredEvent]] | None:
+        """`logged(aggregate_id, from_version)` and the aggregate's stored events after version `after` (all of them
+        when None), in version order, read in one statement; None when this store reads them apart (SQLite) or
+        has no log yet."""
+        if self._together is None or not self._present():
+            return None
+        every, after_version, text_ids = self._together
+        originator = str(aggregate_id) if text_ids else aggregate_id
+        if after is None:
+            rows = self.store.query(every, (originator, str(aggregate_id), from_version))
+        else:
+            rows = self.store.query(after_version, (originator, after, str(aggregate_id), from_version))
+        logged: dict[int, str] = {}
+        stored: list[StoredEvent] = []
+        for kind, version, topic, state, value in rows:
+            if kind == 0:
+                stored.append(StoredEvent(originator_id=aggregate_id, originator_version=version, topic=topic,
+                                          state=bytes(state) if state is not None else b""))
+            elif type(version) is int and (text := read_text(value)) is not None:
+                logged[version] = text
+        return logged, stored
+
+    def _present(self) -> bool:
+        if not self._exists:
+            if not self.store.table_exists("audit_leaves"):
+                return False
+            self._exists = True
+        return True
+
+
+def quoted(name: str) -> str:
+    """A PostgreSQL identifier quoted (a double quote in it doubled)."""
+    return '"' + name.replace('"', '""') + '"'

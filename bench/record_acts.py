@@ -370,7 +370,7 @@ def audit_log_of(app: Tramita, database_url: str) -> Any:
     tree = AuditLog(app, store)
     tree.migrate()
     tree.catch_up()
-    app.check_against(LoggedHashes(store))
+    app.check_against(LoggedHashes(store, app.recorder))
     return tree
 
 

@@ -4,7 +4,7 @@ restarts the API finds the next act that reads that aggregate refused `409 store
 aggregate and the event; nothing is recorded but the tamper alarm (a system alert, once); and the case's own
 verdict (`GET /cases/{id}/verify`, its page, its dossier) names the damage, also in the municipality it depends on.
 
-Each store is served by the API over a SQLite file (Feijó's freeze also on PostgreSQL); the audit log is appended
+Each store is served by the API over a SQLite file and over PostgreSQL; the audit log is appended
 by the projector, as in a deployment, before the rows are edited.
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import date
-from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -53,15 +52,10 @@ class Deployment:
         self.api.close()
 
 
-@pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[Deployment]:
-    served = Deployment(f"sqlite:///{tmp_path / 'tramita.sqlite'}")
-    yield served
-    served.close()
-
-
 @pytest.fixture(params=BACKENDS)
-def any_deployment(request: pytest.FixtureRequest, new_database_url) -> Iterator[Deployment]:  # noqa: ANN001
+def deployment(request: pytest.FixtureRequest, new_database_url) -> Iterator[Deployment]:  # noqa: ANN001
+    """The API over SQLite and over PostgreSQL, where an act reads the log's leaves and the store's events in one
+    statement."""
     served = Deployment(new_database_url(request.param))
     yield served
     served.close()
@@ -130,8 +124,8 @@ def post_district_law(api: ApiHarness, district: object, on: date, **headers: st
 
 
 def test_a_district_law_after_feijos_frozen_event_was_deleted_is_refused_naming_feijo_and_nothing_is_recorded(
-        any_deployment):
-    served = any_deployment
+        deployment):
+    served = deployment
     district, blocking = feijo_frozen(served)
     feijo = Municipality.id_for(FEIJO)
     frozen = [version for version, topic, _ in event_rows(served.url, feijo) if topic.endswith("Municipality.Frozen")]
@@ -290,6 +284,33 @@ def test_an_intact_store_records_acts_as_before_with_the_log_checked(deployment)
     deployment.log()  # the act just recorded is now in the log too: the pooled case is checked against it
     assert a_finding(api, case).status_code == 200
     assert tamper_alarms(api) == [] and api.get(f"/cases/{case}/verify").get_json()["ok"] is True
+
+
+def test_on_postgresql_an_act_reads_the_logs_leaves_and_the_stored_events_in_one_statement_as_the_two_reads_give_them(
+        deployment):
+    """One snapshot, one round trip: the same leaves as `logged` and the same events as the recorder's read, from
+    the first event or after a version; on SQLite the pool reads them apart."""
+    from audit.logged import LoggedHashes
+    from infrastructure.store import open_store
+
+    case, case_id, number = blocking_case_logged(deployment)
+    app = deployment.api.app
+    store = open_store(deployment.url)
+    try:
+        hashes = LoggedHashes(store, app.recorder)
+        if store.dialect != "postgresql":
+            assert hashes.logged_and_stored(case_id, 1, None) is None
+            return
+        events = app.recorder.select_events(case_id)
+        assert len(events) == 3 and len(hashes.logged(case_id, 1)) == len(events)
+        for from_version, after in ((1, None), (2, 1), (3, 2), (4, None)):
+            logged, stored = hashes.logged_and_stored(case_id, from_version, after)
+            assert logged == hashes.logged(case_id, from_version)
+            expected = app.recorder.select_events(case_id, gt=after)
+            assert [(e.originator_id, e.originator_version, e.topic, e.state) for e in stored] == [
+                (e.originator_id, e.originator_version, e.topic, e.state) for e in expected]
+    finally:
+        store.close()
 
 
 # ---------------------------------------------------------------------------------- the statute's amendments

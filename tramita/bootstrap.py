@@ -90,7 +90,7 @@ def build_audit(app: Tramita, store: Store, *, key: str | None = None) -> Audit:
     from audit.service import Audit
     from audit.witness import witnesses_from
 
-    app.check_against(LoggedHashes(store))
+    app.check_against(LoggedHashes(store, app.recorder))
     return Audit(app, AuditLog(app, store), app.signer, trusted_verifier(os.environ, key, app.signer),
                  witnesses_from(os.environ))
 

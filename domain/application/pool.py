@@ -130,6 +130,11 @@ class EventLog(Protocol):
         """The chain hash the log holds for each of the aggregate's events from `from_version` on, by version
         (None: this store keeps no log)."""
 
+    def logged_and_stored(self, aggregate_id: UUID, from_version: int,
+                          after: int | None) -> tuple[dict[int, str], list[Any]] | None:
+        """`logged` and the aggregate's stored events after version `after` (all when None), read together in one
+        snapshot where the store allows it (None: the pool reads the log, then the store)."""
+
 
 #: Why a stored event is refused (`StoredEventsAlteredError.reason`).
 GAP = "the events before it are not stored: they were deleted"
@@ -275,13 +280,19 @@ class AggregatePool:
         """Apply the events recorded after the aggregate's version (all of them when there is none yet), each
         checked against the chain, then the whole against the audit log.
 
-        The log is read first: a leaf it holds names an event committed before, which the store's read after it
-        must then return, so a leaf the store lacks is a deletion, never an event committed meanwhile. A pooled
+        The log is read first, or with the store in one snapshot: a leaf it holds names an event committed before,
+        which the store's read must then return, so a leaf the store lacks is a deletion, never an event committed
+        meanwhile. A pooled
         aggregate's last event is read again with the new ones: gone or changed, the aggregate is built afresh from
         the store, checked whole, and refused."""
         version = aggregate.version if aggregate is not None else 0
-        logged = self.log.logged(aggregate_id, max(version, 1)) if self.log is not None else None
-        records = self.recorder.select_events(aggregate_id, gt=version - 1 if version else None)
+        after = version - 1 if version else None
+        together = self.log.logged_and_stored(aggregate_id, max(version, 1), after) if self.log is not None else None
+        if together is not None:
+            logged, records = together
+        else:
+            logged = self.log.logged(aggregate_id, max(version, 1)) if self.log is not None else None
+            records = self.recorder.select_events(aggregate_id, gt=after)
         known: dict[int, str] = {}
         if aggregate is not None:
             if not records or records[0].originator_version != version or (head is not None
