@@ -130,6 +130,7 @@ def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS, *, files: Se
         writer.reset_translation(reader)  # the writer no longer keeps the part's reader, and its objects, alive
         del reader, pdf
     assert writer is not None, "parts() yields the cover first"
+    index_ids(writer)
     if signed:  # pyHanko names itself the producer in both the Info and the XMP metadata, which PDF/A keeps equal
         writer.metadata = {key: value for key, value in (writer.metadata or {}).items() if key != "/Producer"}
     out = io.BytesIO()
@@ -193,10 +194,39 @@ def adopt(starts: Sequence[Any], their_document: int, document: Any, prefix: str
         if isinstance(attributes, DictionaryObject) and "/Headers" in attributes:
             attributes[NameObject("/Headers")] = ArrayObject(
                 TextStringObject(prefix + str(header)) for header in attributes["/Headers"])
-        kids = element.raw_get("/K") if "/K" in element else ArrayObject()
-        if isinstance(kids, IndirectObject) and isinstance(kids.get_object(), ArrayObject):
-            kids = kids.get_object()
-        stack += [kid for kid in (kids if isinstance(kids, ArrayObject) else [kids]) if isinstance(kid, IndirectObject)]
+        stack += kids_of(element)
+
+
+def kids_of(element: Any) -> list[Any]:
+    """A structure element's kids that are objects of their own (its /K: one, or an array, perhaps indirect)."""
+    from pypdf.generic import ArrayObject, IndirectObject
+
+    kids = element.raw_get("/K") if "/K" in element else ArrayObject()
+    if isinstance(kids, IndirectObject) and isinstance(kids.get_object(), ArrayObject):
+        kids = kids.get_object()
+    return [kid for kid in (kids if isinstance(kids, ArrayObject) else [kids]) if isinstance(kid, IndirectObject)]
+
+
+def index_ids(writer: Any) -> None:
+    """The structure root's /IDTree, which PDF asks for where elements have identifiers (WeasyPrint writes none):
+    each table header's ID, which its cells' /Headers name, with its element."""
+    from pypdf.generic import ArrayObject, DictionaryObject, NameObject, TextStringObject
+
+    tree = writer.root_object["/StructTreeRoot"]
+    named, seen, stack = {}, set(), list(tree["/K"])
+    while stack:
+        ref = stack.pop()
+        if ref.idnum in seen:
+            continue
+        seen.add(ref.idnum)
+        element = ref.get_object()
+        if isinstance(element, DictionaryObject) and "/S" in element:
+            if "/ID" in element:
+                named[str(element["/ID"])] = ref
+            stack += kids_of(element)
+    if named:  # a name tree's keys in order
+        tree[NameObject("/IDTree")] = DictionaryObject({NameObject("/Names"): ArrayObject(
+            item for key in sorted(named) for item in (TextStringObject(key), named[key]))})
 
 
 def _once_each(catalog: Any) -> None:

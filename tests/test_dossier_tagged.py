@@ -1,8 +1,9 @@
 """The case file tagged for accessibility: every sheet of the delivered PDF/A-3b, signed or not, belongs to one
 structure tree (the parts are laid out tagged and their trees joined under the first part's document element):
-the catalogue is marked, in pt-BR, each page's key in the parent tree present and distinct; poppler reads it as
-tagged and finds the headings in order, the tables with their column headers and the QR code's alternative text;
-`qpdf --check` finds no error and the signature still validates. Tools absent here skip with their name."""
+the catalogue is marked, in pt-BR, each page's key in the parent tree present and distinct, the table headers'
+IDs unique and indexed; poppler reads it as tagged and finds the headings in order, the tables with their column
+headers and the QR code's alternative text; `qpdf --check` finds no error and the signature still validates.
+Tools absent here skip with their name."""
 
 from __future__ import annotations
 
@@ -84,6 +85,9 @@ def assert_tagged_throughout(pdf: bytes) -> None:
                                    for ref in marked)
     ids = [str(element["/ID"]) for element in elements(document) if "/ID" in element]
     assert ids and len(ids) == len(set(ids))  # each part's table headers keep IDs of their own
+    names = tree["/IDTree"]["/Names"]
+    assert [str(key) for key in names[::2]] == sorted(ids)
+    assert all(str(ref.get_object()["/ID"]) == str(key) for key, ref in zip(names[::2], names[1::2]))
 
 
 def structure(path: Path) -> list[str]:
