@@ -4,15 +4,17 @@ Cost. WeasyPrint lays out a page in memory before it writes it, at some millisec
 per table row; a whole 1,000-event case laid out at once would hold every page's boxes together. So the dossier
 is rendered in parts of at most PART_ROWS rows (the termo de abertura and the cover; the timeline, the deadlines
 and the documents in slices; the verification; the termo de encerramento), each laid out, written to PDF bytes
-and let go before the next: the memory a rendering holds is one part's layout plus the finished bytes, whatever
-the case's length. Each part numbers its sheets on from the previous part's last (`fls. N`, a CSS page counter
-reset on its first page), and the pages are joined with pypdf after the first part's, whose catalogue carries
-the PDF/A-3b identification and the attached documents for the whole file.
+and let go before the next: the memory a rendering holds is one part's layout plus the joined file's objects
+(its structure tree grows with the case, far more slowly than a layout would). Each part numbers its sheets on
+from the previous part's last (`fls. N`, a CSS page counter reset on its first page), and the pages are joined
+with pypdf after the first part's, whose catalogue carries the PDF/A-3b identification and the attached
+documents for the whole file.
 
 Tagged (for accessibility, pt-BR). Each part is laid out tagged (WeasyPrint's `pdf_tags`), and its structure
 tree joins the first part's: its elements cloned under the first part's document element, its pages' keys in the
 parent tree moved past the last, so that the whole file is one structure. Tagging one layout of the whole case
-instead would hold every page's boxes at once, the memory the parts exist to avoid (docs/benchmarks.md).
+instead would hold every page's boxes at once, the memory the parts exist to avoid (docs/benchmarks.md). Each
+part's reader is let go once joined (`reset_translation`), or the writer would keep its parsed objects alive.
 
 Abuse. Rendering costs CPU for seconds on a long case, so each process renders at most RENDERS dossiers at
 once; a request that finds them all busy is answered 503 with `Retry-After` at once rather than holding one of
