@@ -17,6 +17,7 @@ from uuid import UUID
 
 import pytest
 
+from domain.amendments import StatuteAmendments
 from domain.registry import Municipality
 from tests.api_client import ApiHarness
 from tests.conftest import BACKENDS
@@ -289,7 +290,8 @@ def test_an_intact_store_records_acts_as_before_with_the_log_checked(deployment)
 def test_on_postgresql_an_act_reads_the_logs_leaves_and_the_stored_events_in_one_statement_as_the_two_reads_give_them(
         deployment):
     """One snapshot, one round trip: the same leaves as `logged` and the same events as the recorder's read, from
-    the first event or after a version; on SQLite the pool reads them apart."""
+    the first event or after a version, with another aggregate's alongside (the statute's amendments, none here);
+    on SQLite the pool reads them apart."""
     from audit.logged import LoggedHashes
     from infrastructure.store import open_store
 
@@ -303,12 +305,20 @@ def test_on_postgresql_an_act_reads_the_logs_leaves_and_the_stored_events_in_one
             return
         events = app.recorder.select_events(case_id)
         assert len(events) == 3 and len(hashes.logged(case_id, 1)) == len(events)
-        for from_version, after in ((1, None), (2, 1), (3, 2), (4, None)):
-            logged, stored = hashes.logged_and_stored(case_id, from_version, after)
+        feijo = Municipality.id_for(FEIJO)
+
+        def rows(events: list) -> list[tuple]:  # noqa: ANN401
+            return [(e.originator_id, e.originator_version, e.topic, e.state) for e in events]
+
+        for from_version, after, alongside in ((1, None, None), (2, 1, (feijo, None)), (3, 2, (feijo, 2)),
+                                               (4, None, (StatuteAmendments.ID, None))):
+            logged, stored, beside = hashes.logged_and_stored(case_id, from_version, after, alongside)
             assert logged == hashes.logged(case_id, from_version)
-            expected = app.recorder.select_events(case_id, gt=after)
-            assert [(e.originator_id, e.originator_version, e.topic, e.state) for e in stored] == [
-                (e.originator_id, e.originator_version, e.topic, e.state) for e in expected]
+            assert rows(stored) == rows(app.recorder.select_events(case_id, gt=after))
+            assert rows(beside) == (rows(app.recorder.select_events(alongside[0], gt=alongside[1]))
+                                    if alongside else [])
+        assert beside == [] and len(hashes.logged_and_stored(case_id, 1, None, (feijo, None))[2]) == len(
+            app.recorder.select_events(feijo)) > 0
     finally:
         store.close()
 
@@ -321,7 +331,6 @@ def test_an_act_after_the_last_amendment_of_the_statute_was_deleted_is_refused_n
     was logged would change the law the next act is judged by."""
     from audit.log import AuditLog
     from audit.logged import LoggedHashes
-    from domain.amendments import StatuteAmendments
     from domain.errors import StoredEventsAlteredError
     from infrastructure.store import open_store
     from domain.demo import IBGE

@@ -12,6 +12,7 @@ from domain.acts import Actor
 from domain.application import Tramita
 from domain.errors import IncompetentBodyError, LegalRuleError, StatuteAmendmentError
 from tests.api_client import ApiHarness, Clock
+from tests.conftest import BACKENDS
 from tests.test_article_rules import GOVERNOR, LAW, open_creation, creation_ready_for_law, creation_verified
 from tramita.cli import main
 from infrastructure.persistence import persistence_env
@@ -77,9 +78,24 @@ def test_without_the_amendment_the_same_creation_law_is_refused_by_the_gate():
     assert refusal.value.article == "cf-art-18-par-4"
 
 
-def test_an_amendment_recorded_by_one_process_is_taken_up_by_another_at_its_next_act(tmp_path):
-    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
-    api_worker, operator_shell = new_app(url), new_app(url)
+def deployed(url: str) -> Tramita:
+    """An application as a deployment's process runs it: the audit log's tables made, its acts checked against the
+    log (on PostgreSQL an act's first read then takes the statute's new amendments in its statement)."""
+    from audit.log import AuditLog
+    from audit.logged import LoggedHashes
+    from infrastructure.store import open_store
+
+    app = new_app(url)
+    store = open_store(url)
+    AuditLog(app, store).migrate()
+    app.check_against(LoggedHashes(store, app.recorder))
+    return app
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_amendment_recorded_by_one_process_is_taken_up_by_another_at_its_next_act(backend, new_database_url):
+    url = new_database_url(backend)
+    api_worker, operator_shell = deployed(url), deployed(url)
     case = creation_ready_for_law(api_worker, date(2027, 4, 1) - timedelta(days=40))
     assert api_worker.statute.value(GATE, date(2027, 4, 1)) == "closed"
     open_period(operator_shell)
@@ -107,10 +123,13 @@ def test_a_body_made_competent_by_another_process_passes_the_requests_competence
     api_worker.require_may_record(president, "requisition-issued")
 
 
-def test_a_body_no_longer_competent_is_refused_by_the_act_even_when_the_request_passed_its_check(tmp_path):
-    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
-    api_worker, operator_shell = new_app(url), new_app(url)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_body_no_longer_competent_is_refused_by_the_act_even_when_the_request_passed_its_check(
+        backend, new_database_url):
+    url = new_database_url(backend)
+    api_worker, operator_shell = deployed(url), deployed(url)
     case = open_creation(api_worker, date(2027, 8, 31))
+    api_worker.get_case(case)  # the case is in the pool: the act's first read is its catch-up
     amend_requisition_competence(operator_shell, ["assembly-president"])
     api_worker.require_may_record(MESA, "requisition-issued")  # the statute as this process last read it
     with pytest.raises(IncompetentBodyError) as refusal:

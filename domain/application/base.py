@@ -70,16 +70,21 @@ class StatuteInForce:
     """The shipped statute with the amendments recorded in the store, rebuilt when a new one is recorded.
 
     Every act reads the statute through `current`, which asks the store for amendments after the last one seen
-    (an indexed read of one small aggregate), so an amendment recorded by any process is taken up by the next act
-    of every process (API workers, scheduler) without a restart.
+    (an indexed read of one small aggregate; on PostgreSQL made with the act's first read, in its statement), so an
+    amendment recorded by any process is taken up by the next act of every process (API workers, scheduler)
+    without a restart.
     """
 
     def __init__(self, recorder: Any, mapper: Mapper, shipped: Statute,
-                 checked: Callable[[UUID], Any] | None = None) -> None:
+                 checked: Callable[[UUID], Any] | None = None,
+                 read_alongside: Callable[[UUID], list[Any] | None] | None = None) -> None:
         self.recorder, self.mapper, self.shipped = recorder, mapper, shipped
         #: The amendments built afresh from the store and checked as an act's aggregates are (the pool's), when a
         #: new one is seen: an amendment deleted or altered refuses the act rather than change the law it reads.
         self.checked = checked
+        #: The amendments' new events as the act's first read took them with its aggregate (the pool's
+        #: `read_alongside`, one statement on PostgreSQL; None: the store is asked here).
+        self.read_alongside = read_alongside
         self._lock = threading.Lock()
         self._book: StatuteAmendments | None = None
         self._statute = shipped
@@ -88,7 +93,9 @@ class StatuteInForce:
         # The store is read without the lock (a read waits on the database behind writers, and every act of the
         # process would wait behind it); the lock only orders applying what was read.
         book = self._book
-        records = self.recorder.select_events(StatuteAmendments.ID, gt=book.version if book is not None else None)
+        records = self.read_alongside(StatuteAmendments.ID) if self.read_alongside is not None else None
+        if records is None:
+            records = self.recorder.select_events(StatuteAmendments.ID, gt=book.version if book is not None else None)
         if not records:
             return self._statute  # what was in force when the read began, or newer (another thread's read)
         if self.checked is not None:  # built and checked outside the lock (the tamper alarm reads the statute)
@@ -106,6 +113,12 @@ class StatuteInForce:
                     book = self.mapper.to_domain_event(record).mutate(book)
                 self._statute, self._book = self.shipped.amended(book.amendments), book
             return self._statute
+
+    def held(self) -> tuple[UUID, int | None]:
+        """The amendments' id and the version this process holds of them (None: none read yet), for a read of
+        the newer ones alongside an act's first aggregate (the pool's `alongside`)."""
+        book = self._book
+        return StatuteAmendments.ID, book.version if book is not None else None
 
     def last_read(self) -> Statute:
         """The statute as this process last read it, without asking the store (an amendment recorded since by
@@ -205,7 +218,9 @@ class ApplicationBase(Application):
         self.clock = clock
         #: The statute as shipped (or given); `statute` adds the amendments recorded in the store.
         self.shipped_statute = statute or shipped_statute()
-        self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute, self.pool.built)
+        self._amendments = StatuteInForce(self.recorder, self.mapper, self.shipped_statute, self.pool.built,
+                                          self.pool.read_alongside)
+        self.pool.alongside = self._amendments.held
         self.calendar = calendar or Calendar()
 
     def check_against(self, log: EventLog) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from copy import deepcopy
@@ -130,10 +130,12 @@ class EventLog(Protocol):
         """The chain hash the log holds for each of the aggregate's events from `from_version` on, by version
         (None: this store keeps no log)."""
 
-    def logged_and_stored(self, aggregate_id: UUID, from_version: int,
-                          after: int | None) -> tuple[dict[int, str], list[Any]] | None:
-        """`logged` and the aggregate's stored events after version `after` (all when None), read together in one
-        snapshot where the store allows it (None: the pool reads the log, then the store)."""
+    def logged_and_stored(self, aggregate_id: UUID, from_version: int, after: int | None,
+                          alongside: tuple[UUID, int | None] | None = None,
+                          ) -> tuple[dict[int, str], list[Any], list[Any]] | None:
+        """`logged` and the aggregate's stored events after version `after` (all when None), and those of the
+        `alongside` aggregate after its version, read together in one snapshot where the store allows it (None:
+        the pool reads the log, then the store)."""
 
 
 #: Why a stored event is refused (`StoredEventsAlteredError.reason`).
@@ -168,6 +170,9 @@ class Borrowing:
 
     def __init__(self) -> None:
         self.held: dict[UUID, tuple[Any, int, bytes | None]] = {}
+        #: The stored events the pool's `alongside` aggregate had after the version it named, read with the first
+        #: aggregate borrowed (None: not read so), until `read_alongside` takes them.
+        self.alongside: dict[UUID, list[Any]] | None = None
 
 
 _borrowing: ContextVar[Borrowing | None] = ContextVar("tramita_borrowing", default=None)
@@ -185,6 +190,10 @@ class AggregatePool:
         self.log: EventLog | None = None
         #: Told of every aggregate found altered, before the refusal is raised (the application's tamper alarm).
         self.on_altered: Any = None
+        #: Another aggregate every act reads after its first (the statute's amendments): its id and the version
+        #: held of it, whose newer events are read with an act's first aggregate where the log reads in one
+        #: statement, and taken by `read_alongside` (None: none).
+        self.alongside: Callable[[], tuple[UUID, int | None]] | None = None
 
     @property
     def budget(self) -> int:
@@ -235,8 +244,9 @@ class AggregatePool:
         with self._lock:
             idle = self._idle.pop(aggregate_id)
         (aggregate, head), size = idle if idle is not None else ((None, None), 0)
+        riding = borrowing if borrowing is not None and borrowing.alongside is None and self.alongside else None
         try:
-            aggregate, size, head = self._catch_up(aggregate_id, aggregate, size, head)
+            aggregate, size, head = self._catch_up(aggregate_id, aggregate, size, head, riding)
         except StoredEventsAlteredError as altered:
             if self.on_altered is not None:
                 self.on_altered(altered)
@@ -247,6 +257,14 @@ class AggregatePool:
         copy = deepcopy(aggregate)
         self._give_back([(aggregate, size, head)])
         return copy
+
+    def read_alongside(self, aggregate_id: UUID) -> list[Any] | None:
+        """The stored events of the `alongside` aggregate read with this borrowing's first aggregate, once (None:
+        not read so; the caller reads the store)."""
+        borrowing = _borrowing.get()
+        if borrowing is None or not borrowing.alongside:
+            return None
+        return borrowing.alongside.pop(aggregate_id, None)
 
     def built(self, aggregate_id: UUID) -> Any:
         """The aggregate built afresh from the store and checked as `get` checks it, neither pooled nor lent: the
@@ -275,8 +293,8 @@ class AggregatePool:
             _, size, _ = borrowing.held.get(aggregate.id, (None, 0, None))
             borrowing.held[aggregate.id] = (aggregate, size + added.get(aggregate.id, 0), heads.get(aggregate.id))
 
-    def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int,
-                  head: bytes | None) -> tuple[Any, int, bytes | None]:
+    def _catch_up(self, aggregate_id: UUID, aggregate: Any, size: int, head: bytes | None,
+                  riding: Borrowing | None = None) -> tuple[Any, int, bytes | None]:
         """Apply the events recorded after the aggregate's version (all of them when there is none yet), each
         checked against the chain, then the whole against the audit log.
 
@@ -287,9 +305,13 @@ class AggregatePool:
         the store, checked whole, and refused."""
         version = aggregate.version if aggregate is not None else 0
         after = version - 1 if version else None
-        together = self.log.logged_and_stored(aggregate_id, max(version, 1), after) if self.log is not None else None
+        alongside = self.alongside() if riding is not None and self.alongside is not None else None
+        together = (self.log.logged_and_stored(aggregate_id, max(version, 1), after, alongside)
+                    if self.log is not None else None)
         if together is not None:
-            logged, records = together
+            logged, records, ridden = together
+            if riding is not None and alongside is not None:
+                riding.alongside = {alongside[0]: ridden}
         else:
             logged = self.log.logged(aggregate_id, max(version, 1)) if self.log is not None else None
             records = self.recorder.select_events(aggregate_id, gt=after)
