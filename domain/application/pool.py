@@ -300,9 +300,9 @@ class AggregatePool:
 
         The log is read first, or with the store in one snapshot: a leaf it holds names an event committed before,
         which the store's read must then return, so a leaf the store lacks is a deletion, never an event committed
-        meanwhile. A pooled
-        aggregate's last event is read again with the new ones: gone or changed, the aggregate is built afresh from
-        the store, checked whole, and refused."""
+        meanwhile. A pooled aggregate's last event is read again with the new ones: gone or changed, the aggregate
+        is built afresh from the store, checked whole, and refused. `riding`: the borrowing whose first read this
+        is, which takes the `alongside` aggregate's new events in the same statement."""
         version = aggregate.version if aggregate is not None else 0
         after = version - 1 if version else None
         alongside = self.alongside() if riding is not None and self.alongside is not None else None
