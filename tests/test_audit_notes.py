@@ -22,6 +22,7 @@ from audit.notes import (
     SignedNote,
     Signer,
     Verifier,
+    event_signature_in_form,
     key_hash,
     open_checkpoint,
     open_note,
@@ -317,3 +318,20 @@ def test_a_signature_over_the_bare_entry_is_no_event_signature():
     signer = Signer.parse(PETER_SIGNER_KEY)
     bare = base64.b64encode(signer.verifier.hash_bytes + signer.sign(ENTRY)).decode()
     assert not verify_event_signature(signer.verifier, ENTRY, bare)
+
+
+def test_a_signature_is_taken_only_in_the_one_text_base64_writes_for_its_bytes():
+    """The character before the padding carries two bits no byte uses: of the texts that decode to the same bytes
+    but for those bits, only the one base64 writes is a signature, for the full check and the form check alike
+    (any other character there, or none, is not base64 at all)."""
+    peter = Verifier.parse(PETER_VERIFIER_KEY)
+    signature = Signer.parse(PETER_SIGNER_KEY).sign_event(ENTRY)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    unwritten = 0
+    for character in alphabet + "=-_.\n é":
+        text = signature[:90] + character + signature[91:]
+        if character not in alphabet or base64.b64encode(base64.b64decode(text)).decode() != text:
+            unwritten += 1
+            assert not verify_event_signature(peter, ENTRY, text) and not event_signature_in_form(peter, text)
+    assert unwritten == 48 + 7  # 16 of the 64 characters leave the two bits zero; 7 are not base64
+    assert verify_event_signature(peter, ENTRY, signature) and event_signature_in_form(peter, signature)
