@@ -78,6 +78,32 @@ def topic_problem(topic: Any, originator_topic: Any) -> str | None:
 _RESOLVED: dict[str, str] = {}
 
 
+def recipe_fields(state: bytes, event_type: str, id_text: str, version: Any) -> tuple[Any, ...] | None:
+    """`read_stored`'s fast path on an event's plain stored JSON: (hash, prev_hash, signature, originator_topic,
+    name) when the recipe's document built from it gives the hash it stores; None otherwise (not decided: the
+    event is then read through the library). `id_text` is the event's aggregate id as `str(UUID)` writes it."""
+    try:
+        state = state.replace(_DATE, _DATE_TAG).replace(_DATETIME, _DATETIME_TAG)
+        if b'"_type_"' in state:  # no "_type_" left: no decimal to map either (the replace would copy nothing)
+            state = state.replace(_DECIMAL, _DECIMAL_TAG)
+            if b'"_type_"' in state:  # a typed value the recipe maps otherwise (a UUID in the payload)
+                return None
+        document = _loads(state)
+        pop = document.pop
+        stored_hash, signature = pop("hash", None), pop("signature", None)
+        originator_topic = pop("originator_topic", None)  # left out by the recipe (chain.EXCLUDED_FIELDS)
+        pop("class_version", None)  # so is the library's record of the class version
+        document["originator_id"] = {"$uuid": id_text}
+        document["originator_version"] = version
+        document["type"] = event_type
+        if _sha256(_dumps(document, option=_SORTED)).hexdigest() != stored_hash:
+            return None
+        get = document.get
+        return stored_hash, get("prev_hash"), signature, originator_topic, get("number") or get("key")
+    except Exception:  # not JSON, not an object, a value orjson does not encode: the library's decoding judges it
+        return None
+
+
 def read_stored(app: Any, notification: Any) -> StoredRead:
     """The event's chain fields and whether its content matches its hash (and its topics are its own).
 
@@ -98,21 +124,10 @@ def read_stored(app: Any, notification: Any) -> StoredRead:
                 state = mapper.cipher.decrypt(state)
             if mapper.compressor:
                 state = mapper.compressor.decompress(state)
-        state = state.replace(_DATE, _DATE_TAG).replace(_DATETIME, _DATETIME_TAG).replace(_DECIMAL, _DECIMAL_TAG)
-        if b'"_type_"' not in state:  # every typed value mapped (a UUID in the payload takes the slow path)
-            document = _loads(state)
-            pop = document.pop
-            stored_hash, signature = pop("hash", None), pop("signature", None)
-            originator_topic = pop("originator_topic", None)  # left out by the recipe (chain.EXCLUDED_FIELDS)
-            pop("class_version", None)  # so is the library's record of the class version
-            document["originator_id"] = {"$uuid": str(notification.originator_id)}
-            document["originator_version"] = notification.originator_version
-            document["type"] = event_type
-            if _sha256(_dumps(document, option=_SORTED)).hexdigest() == stored_hash and \
-                    topic_problem(topic, originator_topic) is None:
-                get = document.get
-                return StoredRead(event_type, stored_hash, get("prev_hash"), signature, get("number") or get("key"),
-                                  True)
+        fields = recipe_fields(state, event_type, str(notification.originator_id), notification.originator_version)
+        if fields is not None and topic_problem(topic, fields[3]) is None:
+            stored_hash, prev_hash, signature, _, name = fields
+            return StoredRead(event_type, stored_hash, prev_hash, signature, name, True)
     except Exception:  # noqa: S110 - judged below through the library's decoding, which names the problem
         pass
     try:
