@@ -67,8 +67,9 @@ class Batch:
     ids: list[str] = field(default_factory=list)
     versions: list[Any] = field(default_factory=list)
     notifications: list[int] = field(default_factory=list)
-    levels: list[list[bytes]] = field(default_factory=lambda: [[] for _ in range(64)])
-    """Per level, the hashes of the nodes the batch's leaves complete, in order."""
+    nodes: list[tuple[int, int, bytes]] = field(default_factory=list)
+    """(level, index, hash) of the nodes the batch's leaves complete, the leaves included, in the order they
+    complete them (`merkle.Frontier.push_nodes`)."""
 
 
 #: A batch's leaf records [first, stop): how many, how many of the types the writer stores (SQLite keeps any
@@ -86,16 +87,15 @@ _LEAVES_SQL = {
                   "string_agg(notification_id::text, ',' ORDER BY leaf_index) FROM audit_leaves WHERE leaf_index >= ? "
                   "AND leaf_index < ?",
 }
-#: The nodes a batch's leaves complete, per level: (level, count, how many hold a 32-byte hash under an integer
-#: index, least index, greatest index, the hashes in index order as one value). On SQLite they are read by rowid,
-#: which the writer gives them in the order the leaves complete them (`AuditLog.run_once`): the nodes leaves
-#: [0, n) complete are rows 1 to 2n - popcount(n) of a tree written from empty, one sequential read instead of a
-#: lookup per node (a tree written otherwise only takes the slow path). On PostgreSQL, through the key (a range of
+#: The nodes a batch's leaves complete. On SQLite they are read by rowid, which the writer gives them in the order
+#: the leaves complete them (`AuditLog.run_once`): the nodes leaves [0, n) complete are rows 1 to 2n - popcount(n)
+#: of a tree written from empty, one sequential read instead of a lookup per node, compared whole with the rebuilt
+#: (level, index, hash) in that order (a tree written otherwise only takes the slow path; equal rows are those
+#: nodes under their keys, which the key keeps unique). On PostgreSQL, per level: (level, count, how many hold a
+#: 32-byte hash, least index, greatest index, the hashes in index order as one value), through the key (a range of
 #: indexes per level).
 _NODES_SQL = {
-    "sqlite": "SELECT level, COUNT(*), SUM(typeof(idx) = 'integer' AND typeof(hash) = 'blob' AND length(hash) = 32), "
-              "MIN(idx), MAX(idx), CAST(group_concat(hash, '') AS BLOB) FROM (SELECT level, idx, hash FROM audit_nodes "
-              "WHERE rowid > ? AND rowid <= ? ORDER BY level, idx) GROUP BY level ORDER BY level",
+    "sqlite": "SELECT level, idx, hash FROM audit_nodes WHERE rowid > ? AND rowid <= ? ORDER BY rowid",
     "postgresql": "SELECT level, COUNT(*), SUM(CASE WHEN octet_length(hash) = 32 THEN 1 ELSE 0 END), MIN(idx), "
                   "MAX(idx), string_agg(hash, ''::bytea ORDER BY idx) FROM audit_nodes WHERE {spans} GROUP BY level "
                   "ORDER BY level",
@@ -136,6 +136,9 @@ class StoredTreeCheck:
         """The checkpoints the events no longer match, with their findings."""
         self.records_altered = False
         """A leaf record was found altered (a TREE finding)."""
+        self.matched = 0
+        """The leaf records [0, matched) were found, batch by batch, to be those of the events, with integer
+        versions."""
 
     def comparing(self, index: int) -> bool:
         """Whether the batch starting at leaf `index` is compared with the stored tree."""
@@ -155,7 +158,9 @@ class StoredTreeCheck:
         if stored == (count, count, ",".join(batch.hashes[:count]), ",".join(batch.ids[:count]),
                       ",".join(map(str, batch.versions[:count])), ",".join(map(str, batch.notifications[:count]))):
             if self._node is None:
-                self._compare_nodes(first, stop, batch.levels)
+                self._compare_nodes(first, stop, batch.nodes)
+            if self.matched == first and all(type(version) is int for version in batch.versions[:count]):
+                self.matched = stop
             return
         rows = self.log.leaf_rows(first, stop)
         logged = list(zip(range(first, stop), batch.notifications, batch.ids, batch.versions, batch.hashes))
@@ -166,23 +171,29 @@ class StoredTreeCheck:
             else:
                 self.divergence, self._missing = first + at, first + at
         if self._node is None and at:
-            self._compare_nodes(first, first + at, batch.levels)
+            self._compare_nodes(first, first + at, batch.nodes)
 
-    def _compare_nodes(self, first: int, stop: int, levels: list[list[bytes]]) -> None:
-        """The stored nodes that leaves [first, stop) complete against the rebuilt ones in `levels`: each level's
-        aggregate first, then, where one differs, node by node through the key."""
+    def _compare_nodes(self, first: int, stop: int, completed: list[tuple[int, int, bytes]]) -> None:
+        """The stored nodes that leaves [first, stop) complete against the rebuilt ones in `completed` (from leaf
+        `first` on): all of them at once first, then, where they differ, node by node through the key."""
         store = self.log.store  # type: ignore[union-attr]
         spans = node_spans(first, stop)
-        wanted = [(level, hi - lo + 1, hi - lo + 1, lo, hi, b"".join(levels[level][:hi - lo + 1]))
-                  for level, lo, hi in spans]
+        levels: list[list[bytes]] = [[] for _ in range(64)]
         if store.dialect == "sqlite":
-            rows = store.query(_NODES_SQL["sqlite"], (_completed_before(first), _completed_before(stop)))
-        else:
+            before = _completed_before(first)
+            rows = store.query(_NODES_SQL["sqlite"], (before, _completed_before(stop)))
+            if rows == completed[:_completed_before(stop) - before]:
+                return
+        for level, _, digest in completed:
+            levels[level].append(digest)
+        if store.dialect != "sqlite":
+            wanted = [(level, hi - lo + 1, hi - lo + 1, lo, hi, b"".join(levels[level][:hi - lo + 1]))
+                      for level, lo, hi in spans]
             rows = store.query(_NODES_SQL["postgresql"].format(
                 spans=" OR ".join(["(level = ? AND idx BETWEEN ? AND ?)"] * len(spans))),
                 [value for span in spans for value in span])
-        if [tuple(row) for row in rows] == wanted:
-            return
+            if [tuple(row) for row in rows] == wanted:
+                return
         for level, lo, hi in spans:
             found = nodes.read_span(store, level, lo, hi)
             for index, digest in enumerate(levels[level][:hi - lo + 1], lo):
@@ -264,6 +275,11 @@ class StoredTreeCheck:
         """Aggregates, or last events, the tree logged and the store no longer holds (not once a leaf record was
         found altered: what the records say is then no account of what was deleted)."""
         if self.log is None or self.records_altered:
+            return
+        if self.matched == self.size and self.log.store.query("SELECT COUNT(*) FROM audit_leaves")[0][0] == self.size:
+            # Every leaf record is one of the events read (its id, integer version and hash), and no other record
+            # is stored (the key keeps them unique): each logged aggregate is a chain read, its last logged event
+            # no later than its highest stored one, so the query below would find nothing.
             return
         rows = self.log.store.query("SELECT originator_id, MAX(originator_version), COUNT(*) FROM audit_leaves "
                                     "GROUP BY originator_id")

@@ -31,7 +31,7 @@ from audit.log import AuditLog, b64
 from audit.notes import (
     NoteError, Verifier, entry_of, event_signature_in_form, open_checkpoint, verify_event_signature,
 )
-from audit.reading import StoredRead, read_stored
+from audit.reading import StoredRead, read_stored, recipe_fields, topic_problem
 from audit.receipts import open_receipt
 from audit.stored_tree import Batch, StoredTreeCheck, check_stored_tree
 from audit.verdict import ChainHead, CheckpointCheck, Finding, Verdict
@@ -123,12 +123,20 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
                    verdict: Verdict, roots: dict[int, bytes], tree: StoredTreeCheck) -> Verdict:
     coverage = max(roots, default=0)
     heads: dict[UUID, ChainHead] = {}
+    chains: dict[int, tuple[ChainHead, bytes]] = {}
+    """`heads` by the ids' integers, which hash and compare without a Python call per event (the same heads),
+    each with what its leaves' hash input begins with: 0x00 ‖ the id's 16 bytes (RFC 9162 §2.1.1, `entry_of`)."""
+    chains_get = chains.get
     frontier = merkle.Frontier()
-    push, push_levels, sha256 = frontier.push, frontier.push_levels, hashlib.sha256
+    push, push_nodes, sha256 = frontier.push, frontier.push_nodes, hashlib.sha256
     known_labels = labels or {}
+    plain = not (app.mapper.cipher or app.mapper.compressor)  # the stored JSON is readable as it is stored
+    known_topics: dict[str, str] = {}
+    """The topics `topic_problem` found naming their event class, each with its event type (the topic's tail)."""
     signing_began = bool(roots)
     signed_before = False
     """An event before this one in the log was signed: from then on every event is (the signer's rule too)."""
+    signed_events = in_form = 0
     start = 0
     while True:
         notifications = app.recorder.select_notifications(start, READ_BATCH, inclusive_of_start=False)
@@ -138,45 +146,72 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
         first = frontier.size
         comparing = tree.comparing(first)
         batch = Batch(first) if comparing else None  # the leaf records and nodes the stored tree should hold
+        if batch is not None:
+            add_hash, add_id = batch.hashes.append, batch.ids.append
+            add_version, add_notification, completed = batch.versions.append, batch.notifications.append, batch.nodes
         verified: set[int] = set()  # the leaves whose event's own signature verified
         for notification in notifications:
             index = frontier.size
-            read, head = _check_chain(app, notification, heads, verdict, known_labels)
-            chain_hash = read.hash
-            version = notification.originator_version
-            entry = entry_of(notification.originator_id, version, chain_hash)
-            signature = read.signature
+            aggregate_id, version, topic = notification.originator_id, notification.originator_version, \
+                notification.topic
+            chained = chains_get(aggregate_id.int)
+            head, framed = chained if chained is not None else (None, b"")
+            event_type = known_topics.get(topic) if plain and head is not None else None
+            fields = None
+            if event_type is not None and type(version) is int and version - 1 == head.version:  # type: ignore
+                fields = recipe_fields(notification.state, event_type, head.id_text, version)  # type: ignore
+            if fields is not None and fields[1] == head.hash and fields[3] is None:  # type: ignore[union-attr]
+                # Fast path: the next link of a chain already begun, its content giving its hash, its topic one
+                # known to name its class: what `_check_chain` finds of it (no problem), without its StoredRead.
+                chain_hash, signature, decodes = fields[0], fields[2], True
+                head.events += 1  # type: ignore[union-attr]
+                head.version, head.hash = version, chain_hash  # type: ignore[union-attr]
+                if version > head.highest:  # type: ignore[union-attr]
+                    head.highest = version  # type: ignore[union-attr]
+                try:  # the hash is 64 hex digits (a SHA-256 hex digest equals it): `entry_of`'s bytes
+                    framed += version.to_bytes(8, "big") + bytes.fromhex(chain_hash)
+                except OverflowError:  # a version 8 unsigned bytes cannot hold
+                    framed += entry_of(aggregate_id, version, chain_hash)[16:]
+            else:
+                read, head = _check_chain(app, notification, heads, verdict, known_labels)
+                chain_hash, signature, decodes, event_type = read.hash, read.signature, read.decodes, read.event_type
+                if chained is None:
+                    framed = b"\x00" + aggregate_id.bytes
+                    chains[aggregate_id.int] = head, framed
+                framed += entry_of(aggregate_id, version, chain_hash)[16:]
+                if plain and type(topic) is str and topic not in known_topics and topic_problem(topic, None) is None:
+                    known_topics[topic] = topic.rpartition(":")[2]
             if signature is not None:
-                verdict.signed_events += 1
+                signed_events += 1
                 signing_began = signed_before = True
                 if index >= coverage or all_signatures:
                     verdict.signatures_checked += 1
-                    if verifier is not None and verify_event_signature(verifier, entry, signature):
+                    if verifier is not None and verify_event_signature(verifier, framed[1:], signature):
                         verified.add(index)
                     else:
                         _signature_finding(verdict, head, notification, "its signature does not verify with the "
                                            "log's key (forged or altered)")
                 else:
-                    verdict.signatures_in_form += 1
+                    in_form += 1
                     if not event_signature_in_form(verifier, signature):
                         _signature_finding(verdict, head, notification, "its signature is not one the log's key "
                                            "makes (altered; the checkpoint over it still binds its content)")
             elif index < coverage and not signed_before:
-                verdict.unsigned_covered += read.decodes  # an event that no longer decodes is an ALTERED finding
+                verdict.unsigned_covered += decodes  # an event that no longer decodes is an ALTERED finding
             elif signing_began:
                 why = ("although the events before it were signed: its signature was removed (the checkpoint "
                        "over it still binds its content)" if index < coverage else
                        "although signing had begun and no checkpoint covers it: forged (appended behind the "
                        "application's back) or recorded by a process without the key")
-                verdict.add(Finding("unsigned", f"{head.label}, event {version} ({read.event_type}) carries no "
+                verdict.add(Finding("unsigned", f"{head.label}, event {version} ({event_type}) carries no "
                                     f"signature {why}", head.id_text, head.label, version))
-            leaf = sha256(b"\x00" + entry).digest()  # the leaf hash, RFC 9162 §2.1.1
+            leaf = sha256(framed).digest()  # the leaf hash of the entry `framed[1:]`, RFC 9162 §2.1.1
             if batch is not None:
-                batch.hashes.append(chain_hash)
-                batch.ids.append(head.id_text)
-                batch.versions.append(version)
-                batch.notifications.append(notification.id)
-                push_levels(leaf, batch.levels)
+                add_hash(chain_hash)
+                add_id(head.id_text)  # type: ignore[union-attr]
+                add_version(version)
+                add_notification(notification.id)
+                push_nodes(leaf, completed)
             else:
                 push(leaf)
             root = roots.get(frontier.size)
@@ -184,6 +219,8 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
                 _judge_root(frontier, root, verdict, tree)
         if batch is not None:
             tree.compare_batch(batch, notifications, heads, verified)
+    verdict.signed_events += signed_events
+    verdict.signatures_in_form += in_form
     verdict.events = frontier.size
     verdict.aggregates = len(heads)
     verdict.altered_chains = sum(1 for head in heads.values() if head.broken)
