@@ -8,7 +8,9 @@ and let go before the next: the memory a rendering holds is one part's layout pl
 (its structure tree grows with the case, far more slowly than a layout would). Each part numbers its sheets on
 from the previous part's last (`fls. N`, a CSS page counter reset on its first page), and the pages are joined
 with pypdf after the first part's, whose catalogue carries the PDF/A-3b identification and the attached
-documents for the whole file.
+documents for the whole file. The joined file is then rewritten with pyHanko's writer (`packed`), its objects in
+a compressed object stream, as WeasyPrint writes a part: pypdf writes none, and the joined structure's elements,
+each an uncompressed object of its own, would make the file several times larger (docs/benchmarks.md).
 
 Tagged (for accessibility, pt-BR). Each part is laid out tagged (WeasyPrint's `pdf_tags`), and its structure
 tree joins the first part's: its elements cloned under the first part's document element, its pages' keys in the
@@ -133,8 +135,31 @@ def render(dossier: dict[str, Any], rows_per_part: int = PART_ROWS, *, files: Se
         del reader, pdf
     assert writer is not None, "parts() yields the cover first"
     index_ids(writer)
-    if signed:  # pyHanko names itself the producer in both the Info and the XMP metadata, which PDF/A keeps equal
-        writer.metadata = {key: value for key, value in (writer.metadata or {}).items() if key != "/Producer"}
+    # pyHanko (packed, then the signature) names itself the producer in the XMP metadata and appends itself to the
+    # Info's: without WeasyPrint's there, both say the same, as PDF/A asks
+    writer.metadata = {key: value for key, value in (writer.metadata or {}).items() if key != "/Producer"}
+    out = io.BytesIO()
+    writer.write(out)
+    joined = out.getvalue()
+    del writer, out  # the joined objects let go before they are read again to be packed
+    return packed(joined)
+
+
+def packed(pdf: bytes) -> bytes:
+    """The same document rewritten with its objects in a compressed object stream and its cross-references in a
+    stream (pyHanko's writer), as WeasyPrint writes a part: pypdf writes each of the joined structure's tens of
+    thousands of elements as an uncompressed object of its own in a classic xref table. The catalogue, its XMP
+    metadata (PDF/A identification) and the Info dictionary are carried over; streams keep their encoded bytes."""
+    from pyhanko.pdf_utils.reader import PdfFileReader
+    from pyhanko.pdf_utils.writer import PdfFileWriter
+
+    reader = PdfFileReader(io.BytesIO(pdf))
+    writer = PdfFileWriter(stream_xrefs=True, init_page_tree=False)
+    objects = writer.prepare_object_stream()
+    writer.root.update(writer.import_object(reader.root, obj_stream=objects))
+    if "/Info" in reader.trailer_view:
+        writer.set_info(writer.import_object(reader.trailer_view["/Info"], obj_stream=objects))
+    del reader  # its parsed objects, copied, let go before the file is written
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()

@@ -50,8 +50,11 @@ def test_every_demo_dossier_is_pdf_a_3b_by_its_xmp_metadata_and_output_intent_an
         path = saved(demo, number, tmp_path)
         checked = subprocess.run([qpdf, "--check", str(path)], capture_output=True, text=True, timeout=120)
         assert checked.returncode == 0, checked.stdout + checked.stderr
-        root = PdfReader(path).trailer["/Root"]
-        xmp = ElementTree.fromstring(root["/Metadata"].get_object().get_data())
+        read = PdfReader(path)
+        root, producer = read.trailer["/Root"], (read.metadata or {}).get("/Producer")
+        data = root["/Metadata"].get_object().get_data()
+        assert producer is None or f'pdf:Producer="{producer}"'.encode() in data, number  # PDF/A: Info = XMP
+        xmp = ElementTree.fromstring(data)
         identification = {key.removeprefix(PDFAID): value for node in xmp.iter(f"{RDF}Description")
                           for key, value in node.attrib.items() if key.startswith(PDFAID)}
         assert identification == {"part": "3", "conformance": "B"}, number

@@ -156,3 +156,17 @@ def test_a_signed_dossier_in_many_parts_is_tagged_and_its_signature_still_valida
     structure_check = subprocess.run([qpdf, "--check", str(path)], capture_output=True, text=True, timeout=120)
     assert structure_check.returncode == 0, structure_check.stdout + structure_check.stderr
     assert [line for line in structure(path) if line.startswith("H1 ")]
+
+
+def test_a_tagged_dossier_signed_or_not_keeps_most_of_its_objects_in_compressed_object_streams(demo, signed,
+                                                                                                tmp_path):
+    qpdf = tool("qpdf")
+    for api in (demo, signed):
+        path = tmp_path / "packed.pdf"
+        path.write_bytes(in_parts(api, LONG_CASE, rows=10))
+        listed = subprocess.run([qpdf, "--show-xref", str(path)], capture_output=True, text=True, timeout=120,
+                                check=True).stdout
+        entries = re.findall(r"^\d+/\d+: (compressed|uncompressed)", listed, re.MULTILINE)
+        # the structure's elements, most of the file's objects, in object streams; pages' contents, images, fonts,
+        # the embedded documents and the signature's update are streams or objects of their own
+        assert entries.count("compressed") > 4 * entries.count("uncompressed"), listed[-300:]
