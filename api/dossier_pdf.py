@@ -199,9 +199,28 @@ def adopt(starts: Sequence[Any], their_document: int, document: Any, prefix: str
     outside the document element's kids, reached from the parent tree only)."""
     from pypdf.generic import ArrayObject, DictionaryObject, IndirectObject, NameObject, TextStringObject
 
-    stack, seen = [ref for ref in starts if isinstance(ref, IndirectObject)], set()
-    stack += [ref for value in starts if isinstance(value, ArrayObject) for ref in value
-              if isinstance(ref, IndirectObject)]
+    refs = [ref for ref in starts if isinstance(ref, IndirectObject)]
+    refs += [ref for value in starts if isinstance(value, ArrayObject)
+             for ref in value if isinstance(ref, IndirectObject)]
+    for _, element in structure_elements(refs, climb_short_of=their_document):
+        parent = element.raw_get("/P")
+        if isinstance(parent, IndirectObject) and parent.idnum == their_document:
+            element[NameObject("/P")] = document
+        if "/ID" in element:
+            element[NameObject("/ID")] = TextStringObject(prefix + str(element["/ID"]))
+        attributes = element["/A"] if "/A" in element else None
+        if isinstance(attributes, DictionaryObject) and "/Headers" in attributes:
+            attributes[NameObject("/Headers")] = ArrayObject(
+                TextStringObject(prefix + str(header)) for header in attributes["/Headers"])
+
+
+def structure_elements(starts: Sequence[Any], *, climb_short_of: int | None = None) -> Iterator[tuple[Any, Any]]:
+    """Each structure element reachable from `starts` (references) once, with its reference: down through its
+    kids, and with `climb_short_of` up through its parent too, unless the parent is the object of that number.
+    The walk goes on from an element after the caller has seen it, from the parent it had before."""
+    from pypdf.generic import DictionaryObject, IndirectObject
+
+    stack, seen = list(starts), set()
     while stack:
         ref = stack.pop()
         if ref.idnum in seen:
@@ -210,17 +229,10 @@ def adopt(starts: Sequence[Any], their_document: int, document: Any, prefix: str
         element = ref.get_object()
         if not isinstance(element, DictionaryObject) or "/S" not in element:
             continue
-        parent = element.raw_get("/P")
-        if isinstance(parent, IndirectObject) and parent.idnum == their_document:
-            element[NameObject("/P")] = document
-        elif isinstance(parent, IndirectObject):
+        parent = element.raw_get("/P") if climb_short_of is not None else None
+        yield ref, element
+        if isinstance(parent, IndirectObject) and parent.idnum != climb_short_of:
             stack.append(parent)
-        if "/ID" in element:
-            element[NameObject("/ID")] = TextStringObject(prefix + str(element["/ID"]))
-        attributes = element["/A"] if "/A" in element else None
-        if isinstance(attributes, DictionaryObject) and "/Headers" in attributes:
-            attributes[NameObject("/Headers")] = ArrayObject(
-                TextStringObject(prefix + str(header)) for header in attributes["/Headers"])
         stack += kids_of(element)
 
 
@@ -240,17 +252,7 @@ def index_ids(writer: Any) -> None:
     from pypdf.generic import ArrayObject, DictionaryObject, NameObject, TextStringObject
 
     tree = writer.root_object["/StructTreeRoot"]
-    named, seen, stack = {}, set(), list(tree["/K"])
-    while stack:
-        ref = stack.pop()
-        if ref.idnum in seen:
-            continue
-        seen.add(ref.idnum)
-        element = ref.get_object()
-        if isinstance(element, DictionaryObject) and "/S" in element:
-            if "/ID" in element:
-                named[str(element["/ID"])] = ref
-            stack += kids_of(element)
+    named = {str(element["/ID"]): ref for ref, element in structure_elements(list(tree["/K"])) if "/ID" in element}
     if named:  # a name tree's keys in order
         tree[NameObject("/IDTree")] = DictionaryObject({NameObject("/Names"): ArrayObject(
             item for key in sorted(named) for item in (TextStringObject(key), named[key]))})

@@ -26,7 +26,7 @@ RDF = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}"
 def tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"{name} is not installed (poppler-utils / qpdf; .ci/run installs them)")
+        pytest.skip(f"{name} is not installed (poppler-utils / qpdf / libnss3-tools; .ci/run installs them)")
     return found
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,19 +21,13 @@ from api.dossier import attached, seal_for
 from api.dossier_pdf import render
 from projections.queries import case_deadlines
 from tests.test_dossier import demo, demo_numbers, dossier_of  # noqa: F401 - the module's demo fixture
+from tests.test_dossier_archive import tool
 from tests.test_dossier_signed import signed  # noqa: F401 - the signed deployment's fixture
 
 LONG_CASE = "LC35-1991-0001"
 HEADINGS = ["H1 Dossiê do processo", "H2 Termo de abertura", "H2 1. Linha do tempo dos atos", "H2 2. Prazos",
             "H2 3. Documentos", "H2 4. Verificação e checkpoint", "H3 Último checkpoint assinado",
             "H2 Termo de encerramento"]
-
-
-def tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        pytest.skip(f"{name} is not installed (poppler-utils / qpdf / libnss3-tools; .ci/run installs them)")
-    return found
 
 
 def in_parts(api, number: str, rows: int) -> bytes:  # noqa: ANN001
