@@ -225,20 +225,6 @@ class Frontier:
         nodes.append((level, current))
         self.size += 1
 
-    def push_nodes(self, leaf: bytes, completed: list[tuple[int, int, bytes]]) -> None:
-        """`push`, also adding to `completed` the perfect nodes the leaf completes as `append` returns them, (level,
-        index at that level, hash), the leaf first: the order the log's writer stores them in (a verifier comparing
-        the stored nodes)."""
-        index = self.size
-        nodes = self.nodes
-        level, current = 0, leaf
-        completed.append((0, index, leaf))
-        while nodes and nodes[-1][0] == level:
-            current, level = node_hash(nodes.pop()[1], current), level + 1
-            completed.append((level, index >> level, current))
-        nodes.append((level, current))
-        self.size = index + 1
-
     def root(self) -> bytes:
         """MTH of the tree so far."""
         if not self.nodes:

@@ -226,14 +226,8 @@ def event_signature_in_form(verifier: Verifier | None, signature: object) -> boo
     base64 of 68 bytes, the key's hash first (when the key is known), an Ed25519 S below the group's order. It
     says nothing of what was signed (`verify_event_signature` does, at about a hundred times the cost): it is the
     check of a signature a verified checkpoint covers, which garbage or another key's signature fails."""
-    # `_event_signature_bytes` inlined: this runs once per event a checkpoint covers
-    if type(signature) is not str or len(signature) != 92 or signature[90] not in _NO_UNUSED_BITS:
-        return False
-    try:
-        raw = binascii.a2b_base64(signature, strict_mode=True)
-    except (binascii.Error, ValueError):
-        return False
-    if len(raw) != 68 or (verifier is not None and raw[:4] != verifier.hash_bytes):
+    raw = _event_signature_bytes(signature)
+    if raw is None or (verifier is not None and raw[:4] != verifier.hash_bytes):
         return False
     top = raw[67]  # S's most significant byte: below 0x10, S < 2**252 < L
     return top < 0x10 or (top == 0x10 and int.from_bytes(raw[36:], "little") < _ED25519_ORDER)
@@ -296,6 +290,12 @@ def entry_of(originator_id: UUID, version: int, chain_hash: str) -> bytes:
     big-endian) ‖ its chain hash (32 bytes). A hash that is not 64 hex digits counts as 32 zero bytes; a version
     that 8 unsigned bytes cannot hold (a row an administrator inserted with version -1, or wrote as text) as eight
     0xFF bytes: the event still takes its leaf, and verification names it."""
+    return originator_id.bytes + entry_after_id(version, chain_hash)
+
+
+def entry_after_id(version: int, chain_hash: str) -> bytes:
+    """The 40 bytes of a leaf entry after its aggregate id, as `entry_of` writes them (for a verifier that holds
+    the id's bytes already)."""
     try:
         digest = bytes.fromhex(chain_hash)
     except (TypeError, ValueError):
@@ -303,7 +303,7 @@ def entry_of(originator_id: UUID, version: int, chain_hash: str) -> bytes:
     if len(digest) != 32:
         digest = ZERO_HASH
     held = type(version) is int and 0 <= version < 2 ** 64
-    return originator_id.bytes + (version.to_bytes(8, "big") if held else UNWRITABLE_VERSION) + digest
+    return (version.to_bytes(8, "big") if held else UNWRITABLE_VERSION) + digest
 
 
 #: The leaf entry's version of an event whose version 8 unsigned bytes cannot hold (`entry_of`).

@@ -69,7 +69,7 @@ class Batch:
     notifications: list[int] = field(default_factory=list)
     nodes: list[tuple[int, int, bytes]] = field(default_factory=list)
     """(level, index, hash) of the nodes the batch's leaves complete, the leaves included, in the order they
-    complete them (`merkle.Frontier.push_nodes`)."""
+    complete them (`merkle.Frontier.append`)."""
 
 
 #: A batch's leaf records [first, stop): how many, how many of the types the writer stores (SQLite keeps any

@@ -94,3 +94,9 @@ class ChainHead:
     highest: int = 0
     """The highest version stored (the last one read is not it when events were reordered or one was inserted
     with a lower version)."""
+
+    def moved_to(self, version: Any, chain_hash: str) -> None:
+        """The chain's last event read is now `version`, of hash `chain_hash` (the highest integer version kept)."""
+        self.version, self.hash = version, chain_hash
+        if type(version) is int and version > self.highest:
+            self.highest = version

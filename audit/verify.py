@@ -29,7 +29,7 @@ from uuid import UUID
 from audit import merkle
 from audit.log import AuditLog, b64
 from audit.notes import (
-    NoteError, Verifier, entry_of, event_signature_in_form, open_checkpoint, verify_event_signature,
+    NoteError, Verifier, entry_after_id, event_signature_in_form, open_checkpoint, verify_event_signature,
 )
 from audit.reading import StoredRead, read_stored, recipe_fields, topic_problem
 from audit.receipts import open_receipt
@@ -128,7 +128,7 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
     each with what its leaves' hash input begins with: 0x00 ‖ the id's 16 bytes (RFC 9162 §2.1.1, `entry_of`)."""
     chains_get = chains.get
     frontier = merkle.Frontier()
-    push, push_nodes, sha256 = frontier.push, frontier.push_nodes, hashlib.sha256
+    push, append, sha256 = frontier.push, frontier.append, hashlib.sha256
     known_labels = labels or {}
     plain = not (app.mapper.cipher or app.mapper.compressor)  # the stored JSON is readable as it is stored
     known_topics: dict[str, str] = {}
@@ -165,22 +165,16 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
                 # known to name its class: what `_check_chain` finds of it (no problem), without its StoredRead.
                 chain_hash, signature, decodes = fields[0], fields[2], True
                 head.events += 1  # type: ignore[union-attr]
-                head.version, head.hash = version, chain_hash  # type: ignore[union-attr]
-                if version > head.highest:  # type: ignore[union-attr]
-                    head.highest = version  # type: ignore[union-attr]
-                try:  # the hash is 64 hex digits (a SHA-256 hex digest equals it): `entry_of`'s bytes
-                    framed += version.to_bytes(8, "big") + bytes.fromhex(chain_hash)
-                except OverflowError:  # a version 8 unsigned bytes cannot hold
-                    framed += entry_of(aggregate_id, version, chain_hash)[16:]
+                head.moved_to(version, chain_hash)  # type: ignore[union-attr]
             else:
                 read, head = _check_chain(app, notification, heads, verdict, known_labels)
                 chain_hash, signature, decodes, event_type = read.hash, read.signature, read.decodes, read.event_type
                 if chained is None:
                     framed = b"\x00" + aggregate_id.bytes
                     chains[aggregate_id.int] = head, framed
-                framed += entry_of(aggregate_id, version, chain_hash)[16:]
                 if plain and type(topic) is str and topic not in known_topics and topic_problem(topic, None) is None:
                     known_topics[topic] = topic.rpartition(":")[2]
+            framed += entry_after_id(version, chain_hash)  # the leaf entry `entry_of` writes, after 0x00
             if signature is not None:
                 signed_events += 1
                 signing_began = signed_before = True
@@ -211,7 +205,7 @@ def _pass_over_log(app: Any, verifier: Verifier | None, all_signatures: bool, la
                 add_id(head.id_text)  # type: ignore[union-attr]
                 add_version(version)
                 add_notification(notification.id)
-                push_nodes(leaf, completed)
+                completed += append(leaf)
             else:
                 push(leaf)
             root = roots.get(frontier.size)
@@ -271,9 +265,7 @@ def _check_chain(app: Any, notification: Any, heads: dict[UUID, ChainHead], verd
     if problem and not head.broken:
         head.broken = True
         verdict.add(Finding("altered", problem, str(aggregate_id), label, version, read.event_type, head.events))
-    head.version, head.hash = version, read.hash
-    if type(version) is int and version > head.highest:
-        head.highest = version
+    head.moved_to(version, read.hash)
     return read, head
 
 
